@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Strata builds against, only those that are missing.
+# Needs root (apt-get). Safe to run repeatedly: it does nothing when all are present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build binutils
+  llvm-16-dev                      # codegen of tensor programs (compiler only)
+  libflatbuffers-dev flatbuffers-compiler  # executable file format
+  libdlpack-dev                    # DLTensor layout
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-program-options-dev     # strata CLI
+  libopenblas-dev                  # library functions
+  zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev  # llvm-config --system-libs
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install_deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install_deps: need root to apt-get install: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

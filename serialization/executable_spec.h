@@ -1,0 +1,63 @@
+// ExecutableSpec: an executable as plain C++ values, before it is written.
+//
+// The compiler's VM codegen fills one in; WriteExecutable (writer.h) turns it into
+// the flatbuffer file. Tests build small executables the same way, with no
+// compiler involved. The reader never produces this type: loaded executables are
+// read in place from the verified flatbuffer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "support/data_type.h"
+
+namespace strata::serialization {
+
+enum class FunctionKindSpec : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2 };
+
+struct FunctionSpec {
+  std::string name;
+  FunctionKindSpec kind = FunctionKindSpec::kBytecode;
+  // Bytecode functions.
+  int32_t num_params = 0;
+  int32_t num_registers = 0;
+  std::vector<std::string> param_names;
+  std::vector<int64_t> code;
+  // Kernel functions.
+  int32_t module_index = -1;
+  std::string symbol;
+};
+
+struct TensorConstantSpec {
+  DataType dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;  // row-major, little-endian
+};
+struct ShapeConstantSpec {
+  std::vector<int64_t> dims;
+};
+struct DataTypeConstantSpec {
+  DataType dtype;
+};
+// int64_t -> IntConstant, double -> FloatConstant, std::string -> StringConstant.
+using ConstantSpec =
+    std::variant<TensorConstantSpec, ShapeConstantSpec, int64_t, double, std::string, DataTypeConstantSpec>;
+
+struct NativeModuleSpec {
+  std::string format = "elf-shared-object";
+  std::string target_triple;
+  std::string cpu;
+  std::vector<uint8_t> code;
+  std::vector<std::string> symbols;
+};
+
+struct ExecutableSpec {
+  std::vector<FunctionSpec> functions;
+  std::vector<ConstantSpec> constants;
+  std::vector<NativeModuleSpec> native_modules;
+  std::vector<int32_t> entry_points;  // indices into functions
+};
+
+}  // namespace strata::serialization
