@@ -1,0 +1,43 @@
+// LLVM code generation of tensor programs for the host CPU.
+//
+// All tensor programs of a module become one position-independent shared object,
+// returned as bytes to be embedded in the executable (serialization NativeModule).
+// The object is linked at compile time by the system linker; the runtime needs no
+// toolchain to load it (vm/native_module.h). Each kernel follows the calling
+// convention of vm/kernel_abi.h.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+#include "support/status.h"
+
+namespace strata::codegen {
+
+struct CodegenOptions {
+  // Empty: the host CPU and its features (getHostCPUName / getHostCPUFeatures).
+  std::string cpu;
+  std::string features;
+  int opt_level = 3;
+  // When non-empty, also write the LLVM IR (after optimization) to this path.
+  std::string dump_llvm_ir_path;
+};
+
+struct CompiledKernels {
+  std::vector<uint8_t> shared_object;
+  std::string target_triple;
+  std::string cpu;
+  // Tensor program name -> exported symbol of its entry point.
+  std::map<std::string, std::string> symbols;
+};
+
+// Compiles `funcs` (name, program) into one shared object. Errors name the
+// tensor program and what could not be compiled.
+StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
+                                                const CodegenOptions& options = {});
+
+}  // namespace strata::codegen
