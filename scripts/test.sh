@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds Strata and runs every test: the full build (compiler + runtime) and an
+# AddressSanitizer build of the runtime, whose tests feed it corrupt executables.
+# Installs missing Debian packages first (needs root for that).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install_deps.sh
+jobs=$(nproc)
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+# The runtime alone, under AddressSanitizer: loading hostile files must never crash.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=address \
+  -DSTRATA_BUILD_COMPILER=OFF -DSTRATA_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build-asan -j "$jobs"
+ctest --test-dir build-asan --output-on-failure -j "$jobs"
