@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstddef>
 #include <memory>
 
 namespace strata::ir {
@@ -15,6 +16,8 @@ template <typename Base>
 class NodeRef {
  public:
   NodeRef() = default;
+  // Lets a null handle be written as nullptr (e.g. "no struct info yet").
+  NodeRef(std::nullptr_t) {}  // NOLINT
   NodeRef(std::shared_ptr<const Base> node) : node_(std::move(node)) {}  // NOLINT
   template <typename Derived>
   NodeRef(std::shared_ptr<const Derived> node) : node_(std::move(node)) {}  // NOLINT

@@ -1,0 +1,30 @@
+// Printer of the text IR: the canonical spelling of docs/text_ir.md.
+//
+// Output is deterministic (module order, attrs in key order, fixed 2-space
+// indentation, parentheses only where precedence needs them) and reparses to a
+// structurally equal module: floats print in their shortest exact form, literals
+// carry a dtype suffix unless they have the default dtype (i64, f32), and two
+// distinct variables that share a name in one scope are printed n, n_1, ...
+// Names that are not valid identifiers or are keywords are adjusted the same way.
+//
+// Constructs the text format has no syntax for (a nested function, a sequence
+// used as a plain value, a call through a variable) print in a readable form
+// that the parser rejects rather than silently meaning something else.
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/module.h"
+
+namespace strata::ir {
+
+std::string PrintModule(const IRModule& module);
+std::string PrintPrimFunc(const std::string& name, const tir::PrimFunc& func);
+
+// Printing pieces on their own (for error messages, logs and tests): variables
+// print under their own names, without disambiguation.
+std::string PrintPrimExpr(const tir::PrimExpr& expr);
+std::string PrintStructInfo(const graph::StructInfo& sinfo);
+std::string PrintGraphExpr(const graph::Expr& expr);
+
+}  // namespace strata::ir
