@@ -70,7 +70,7 @@ class [[nodiscard]] StatusOr {
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "StatusOr constructed from an ok Status without a value");
   }
-  StatusOr(ErrorStatus status) : StatusOr(Status(status)) {}  // NOLINT
+  StatusOr(const ErrorStatus& status) : StatusOr(Status(status)) {}  // NOLINT
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }

@@ -1,0 +1,30 @@
+// The default lowering pipeline: a parsed (or imported) module in, a module VM
+// codegen accepts out.
+//
+//   Normalize        struct info on every value; annotations and call_tir checked
+//   WellFormed       scoping, dataflow, @names, bound symbolic variables
+//   CallTIRRewrite   call_tir / call_dps_packed -> alloc_tensor + DPS call
+//   VMShapeLower     shape heap, parameter checks, match_shape / make_shape,
+//                    shape functions for composite dimensions
+//   WellFormed       the lowered module still satisfies every invariant
+//
+// CallTIRRewrite and VMShapeLower are built on graph::Normalizer and emit
+// normalized IR, so no Normalize is needed between or after them. Target
+// dispatch, BYOC and optimization passes go in with Pipeline::InsertBefore /
+// InsertAfter (e.g. before "CallTIRRewrite"). The driver runs this pipeline,
+// then CodegenVM (vm_codegen.h) and the LLVM codegen of the tensor programs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/transform/pass.h"
+
+namespace strata::transform {
+
+// The pass names above, in order.
+std::vector<std::string> DefaultPipelinePassNames();
+// The default pipeline built from the registry.
+Pipeline DefaultPipeline();
+
+}  // namespace strata::transform
