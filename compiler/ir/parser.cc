@@ -109,9 +109,9 @@ bool FitsInt(bool negative, uint64_t magnitude, DataType dtype, int64_t* out) {
   uint64_t max_positive = (uint64_t{1} << (bits - 1)) - 1;
   if (negative) {
     if (magnitude > max_positive + 1) return false;
-    *out = magnitude == max_positive + 1 ? (bits == 64 ? std::numeric_limits<int64_t>::min()
-                                                       : -static_cast<int64_t>(magnitude))
-                                         : -static_cast<int64_t>(magnitude);
+    *out = magnitude == max_positive + 1
+               ? (bits == 64 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(magnitude))
+               : -static_cast<int64_t>(magnitude);
     return true;
   }
   if (magnitude > max_positive) return false;
@@ -154,9 +154,7 @@ bool TooDeep(const PrimExpr& e, int budget) {
 }
 
 // "1 argument", "2 arguments"
-std::string Count(size_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string Count(size_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 void AppendLittleEndian(uint64_t bits, int bytes, std::vector<uint8_t>* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(bits >> (8 * i)));
@@ -164,8 +162,7 @@ void AppendLittleEndian(uint64_t bits, int bytes, std::vector<uint8_t>* out) {
 
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, std::string_view filename)
-      : tokens_(std::move(tokens)), filename_(filename) {}
+  Parser(std::vector<Token> tokens, std::string_view filename) : tokens_(std::move(tokens)), filename_(filename) {}
 
   StatusOr<IRModule> Run();
 
@@ -231,9 +228,7 @@ class Parser {
   StatusOr<PExpr> ParseNumber(const Token& token, bool negative, int line, int col);
   StatusOr<PrimExpr> MakeLiteral(const PExpr& e, DataType dtype);
   Status Settle(PExpr* e, DataType dtype);
-  Status SettleDefault(PExpr* e) {
-    return Settle(e, e->lit == PExpr::Lit::kFloat ? DataType::F32() : DataType::I64());
-  }
+  Status SettleDefault(PExpr* e) { return Settle(e, e->lit == PExpr::Lit::kFloat ? DataType::F32() : DataType::I64()); }
   Status Unify(PExpr* a, PExpr* b);
   StatusOr<PExpr> MakeBinary(PrimExprKind kind, PExpr a, PExpr b, const Token& op);
   StatusOr<PExpr> ParseScalar(int min_prec = 1);
@@ -242,7 +237,7 @@ class Parser {
   StatusOr<PExpr> ParseScalarCall(const Token& name);
   StatusOr<std::vector<PrimExpr>> ParseIndices(const tir::Buffer& buffer, const Token& name);
   StatusOr<PrimExpr> ParseIndexLike(const std::string& what);  // an integer scalar, literals i64
-  StatusOr<std::vector<PrimExpr>> ParseShapeDims();             // (d0, d1, ...), declaring names
+  StatusOr<std::vector<PrimExpr>> ParseShapeDims();            // (d0, d1, ...), declaring names
   StatusOr<tir::Buffer> ParseBufferType(const std::string& name);
   tir::Var* LookupVar(const std::string& name);
   tir::Buffer LookupBuffer(const std::string& name);
@@ -339,9 +334,9 @@ StatusOr<IRModule> Parser::Run() {
     if (ref.use == GlobalRef::Use::kCall) {
       size_t want = prim ? (*prim)->params.size() : std::get<graph::Function>(*func)->params.size();
       if (want != ref.num_args) {
-        return ErrorAt(ref.line, ref.col, "'@" + ref.name + "' takes " + Count(want, "argument") + ", but " +
-                                              std::to_string(ref.num_args) + " " +
-                                              (ref.num_args == 1 ? "was" : "were") + " given");
+        return ErrorAt(ref.line, ref.col,
+                       "'@" + ref.name + "' takes " + Count(want, "argument") + ", but " +
+                           std::to_string(ref.num_args) + " " + (ref.num_args == 1 ? "was" : "were") + " given");
       }
     }
   }
@@ -364,8 +359,9 @@ StatusOr<DataType> Parser::ParseDType() {
   if (t.kind != TokenKind::kIdent) return Expected("a dtype such as f32");
   std::optional<DataType> dtype = DataType::Parse(t.text);
   if (!dtype) {
-    return ErrorAt(t, "unknown dtype '" + t.text + "' (expected i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, "
-                                                    "f64 or bool)");
+    return ErrorAt(t, "unknown dtype '" + t.text +
+                          "' (expected i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, "
+                          "f64 or bool)");
   }
   Next();
   return *dtype;
@@ -551,8 +547,8 @@ StatusOr<PExpr> Parser::MakeBinary(PrimExprKind kind, PExpr a, PExpr b, const To
   std::string name(tir::BinaryOpName(kind));
   DataType t = a.expr.dtype();
   if (t != b.expr.dtype()) {
-    return ErrorAt(op, "dtype mismatch: operands of '" + name + "' are " + t.ToString() + " and " +
-                           b.expr.dtype().ToString());
+    return ErrorAt(
+        op, "dtype mismatch: operands of '" + name + "' are " + t.ToString() + " and " + b.expr.dtype().ToString());
   }
   std::string need;
   switch (kind) {
@@ -588,10 +584,10 @@ namespace {
 bool BinaryOpInfo(const Token& t, int* prec, PrimExprKind* kind) {
   if (t.kind != TokenKind::kPunct) return false;
   static const std::map<std::string, std::pair<int, PrimExprKind>> kOps = {
-      {"||", {1, PrimExprKind::kOr}},       {"&&", {2, PrimExprKind::kAnd}},      {"==", {3, PrimExprKind::kEQ}},
-      {"!=", {3, PrimExprKind::kNE}},       {"<", {4, PrimExprKind::kLT}},        {"<=", {4, PrimExprKind::kLE}},
-      {">", {4, PrimExprKind::kGT}},        {">=", {4, PrimExprKind::kGE}},       {"+", {5, PrimExprKind::kAdd}},
-      {"-", {5, PrimExprKind::kSub}},       {"*", {6, PrimExprKind::kMul}},       {"/", {6, PrimExprKind::kDiv}},
+      {"||", {1, PrimExprKind::kOr}},       {"&&", {2, PrimExprKind::kAnd}},     {"==", {3, PrimExprKind::kEQ}},
+      {"!=", {3, PrimExprKind::kNE}},       {"<", {4, PrimExprKind::kLT}},       {"<=", {4, PrimExprKind::kLE}},
+      {">", {4, PrimExprKind::kGT}},        {">=", {4, PrimExprKind::kGE}},      {"+", {5, PrimExprKind::kAdd}},
+      {"-", {5, PrimExprKind::kSub}},       {"*", {6, PrimExprKind::kMul}},      {"/", {6, PrimExprKind::kDiv}},
       {"//", {6, PrimExprKind::kFloorDiv}}, {"%", {6, PrimExprKind::kFloorMod}},
   };
   auto it = kOps.find(t.text);
@@ -771,8 +767,8 @@ StatusOr<PExpr> Parser::ParseScalarCall(const Token& name) {
   STRATA_RETURN_IF_ERROR(Expect(")", "after the arguments of '" + name.text + "'"));
   size_t arity = is_minmax ? 2 : is_select ? 3 : static_cast<size_t>(tir::IntrinsicArity(intrinsic));
   if (args.size() != arity) {
-    return ErrorAt(name, "'" + name.text + "' takes " + Count(arity, "argument") + ", found " +
-                             std::to_string(args.size()));
+    return ErrorAt(name,
+                   "'" + name.text + "' takes " + Count(arity, "argument") + ", found " + std::to_string(args.size()));
   }
   if (is_minmax) {
     return MakeBinary(name.text == "min" ? PrimExprKind::kMin : PrimExprKind::kMax, std::move(args[0]),
@@ -809,8 +805,9 @@ StatusOr<PExpr> Parser::ParseScalarCall(const Token& name) {
   for (PExpr& arg : args) {
     STRATA_RETURN_IF_ERROR(Settle(&arg, *dtype));
     if (arg.expr.dtype() != *dtype) {
-      return ErrorAt(arg.line, arg.col, "dtype mismatch: arguments of '" + name.text + "' are " +
-                                            dtype->ToString() + " and " + arg.expr.dtype().ToString());
+      return ErrorAt(arg.line, arg.col,
+                     "dtype mismatch: arguments of '" + name.text + "' are " + dtype->ToString() + " and " +
+                         arg.expr.dtype().ToString());
     }
     values.push_back(arg.expr);
   }
@@ -970,8 +967,8 @@ StatusOr<tir::Stmt> Parser::ParseBlock(const tir::Var* loop_var) {
   while (!Peek().IsPunct("}")) {
     const Token t = Peek();
     if (t.kind == TokenKind::kEnd) {
-      return ErrorAt(t, "expected '}' to close the block opened at line " + std::to_string(open.line) +
-                            ", found end of file");
+      return ErrorAt(
+          t, "expected '}' to close the block opened at line " + std::to_string(open.line) + ", found end of file");
     }
     Item item;
     bool binder = t.IsIdent("let") || t.IsIdent("alloc");
@@ -992,8 +989,9 @@ StatusOr<tir::Stmt> Parser::ParseBlock(const tir::Var* loop_var) {
       if (declared) {
         STRATA_RETURN_IF_ERROR(Settle(&value, *declared));
         if (value.expr.dtype() != *declared) {
-          return ErrorAt(value.line, value.col, "dtype mismatch: let value is " + value.expr.dtype().ToString() +
-                                                    ", but '" + name.text + "' is declared " + declared->ToString());
+          return ErrorAt(value.line, value.col,
+                         "dtype mismatch: let value is " + value.expr.dtype().ToString() + ", but '" + name.text +
+                             "' is declared " + declared->ToString());
         }
       } else {
         STRATA_RETURN_IF_ERROR(SettleDefault(&value));
@@ -1058,7 +1056,8 @@ StatusOr<tir::Stmt> Parser::ParseStmt() {
     for (PExpr* bound : {&min, &extent}) {
       STRATA_RETURN_IF_ERROR(Settle(bound, DataType::I64()));
       if (!bound->expr.dtype().is_integral()) {
-        return ErrorAt(bound->line, bound->col, "loop bounds must be integers, found " + bound->expr.dtype().ToString());
+        return ErrorAt(bound->line, bound->col,
+                       "loop bounds must be integers, found " + bound->expr.dtype().ToString());
       }
     }
     tir::Var loop_var(name.text, DataType::I64());
@@ -1092,8 +1091,9 @@ StatusOr<tir::Stmt> Parser::ParseStmt() {
     STRATA_ASSIGN_OR_RETURN(PExpr value, ParseScalar());
     STRATA_RETURN_IF_ERROR(Settle(&value, buffer->dtype));
     if (value.expr.dtype() != buffer->dtype) {
-      return ErrorAt(value.line, value.col, "dtype mismatch: stored value is " + value.expr.dtype().ToString() +
-                                                ", but buffer '" + t.text + "' holds " + buffer->dtype.ToString());
+      return ErrorAt(value.line, value.col,
+                     "dtype mismatch: stored value is " + value.expr.dtype().ToString() + ", but buffer '" + t.text +
+                         "' holds " + buffer->dtype.ToString());
     }
     return tir::BufferStoreNode::make(buffer, std::move(indices), value.expr);
   }
@@ -1357,8 +1357,9 @@ StatusOr<graph::Binding> Parser::ParseBinding(bool in_dataflow, const std::set<s
       bool is_shape = known.as<graph::ShapeStructInfoNode>() != nullptr;
       const auto* tensor = known.as<graph::TensorStructInfoNode>();
       if (!is_shape && !tensor) {
-        return ErrorAt(value_token, "match_shape needs a value known to be a Shape or a Tensor; annotate it or "
-                                    "use match_cast");
+        return ErrorAt(value_token,
+                       "match_shape needs a value known to be a Shape or a Tensor; annotate it or "
+                       "use match_cast");
       }
       STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ParseShapeDims());
       binding.pattern = is_shape ? graph::ShapeStructInfoNode::make(std::move(dims))
@@ -1452,7 +1453,7 @@ StatusOr<graph::Expr> Parser::ParseValuePrimary(const StructInfo* packed_sinfo) 
     return graph::StringImmNode::make(t.text);
   }
   bool negative_number = t.IsPunct("-") && (Peek(1).kind == TokenKind::kInt || Peek(1).kind == TokenKind::kFloat ||
-                                             IsFloatLiteralWord(Peek(1)));
+                                            IsFloatLiteralWord(Peek(1)));
   if (t.kind == TokenKind::kInt || t.kind == TokenKind::kFloat || IsFloatLiteralWord(t) || negative_number) {
     if (negative_number) Next();
     STRATA_ASSIGN_OR_RETURN(PExpr number, ParseNumber(Next(), negative_number, t.line, t.col));
@@ -1629,18 +1630,24 @@ StatusOr<graph::Expr> Parser::ParseConst() {
       Next();
       if (dtype.bits() == 64) {
         double v = 0;
-        if (parts.body == "inf") v = std::numeric_limits<double>::infinity();
-        else if (parts.body == "nan") v = std::numeric_limits<double>::quiet_NaN();
-        else if (!ParseDoubleText(parts.body, &v)) return ErrorAt(t, "malformed number '" + t.text + "'");
+        if (parts.body == "inf")
+          v = std::numeric_limits<double>::infinity();
+        else if (parts.body == "nan")
+          v = std::numeric_limits<double>::quiet_NaN();
+        else if (!ParseDoubleText(parts.body, &v))
+          return ErrorAt(t, "malformed number '" + t.text + "'");
         if (negative) v = -v;
         uint64_t bits;
         std::memcpy(&bits, &v, sizeof(bits));
         AppendLittleEndian(bits, 8, &data->bytes);
       } else {
         float v = 0;
-        if (parts.body == "inf") v = std::numeric_limits<float>::infinity();
-        else if (parts.body == "nan") v = std::numeric_limits<float>::quiet_NaN();
-        else if (!ParseFloatText(parts.body, &v)) return ErrorAt(t, "malformed number '" + t.text + "'");
+        if (parts.body == "inf")
+          v = std::numeric_limits<float>::infinity();
+        else if (parts.body == "nan")
+          v = std::numeric_limits<float>::quiet_NaN();
+        else if (!ParseFloatText(parts.body, &v))
+          return ErrorAt(t, "malformed number '" + t.text + "'");
         if (negative) v = -v;
         if (dtype.bits() == 16) {
           AppendLittleEndian(FloatToHalf(v), 2, &data->bytes);
@@ -1662,7 +1669,8 @@ StatusOr<graph::Expr> Parser::ParseConst() {
     if (!TryPunct(",")) break;
   }
   if (n != count) {
-    return ErrorAt(open, "const has " + std::string(n > count ? "more than " + std::to_string(count) : std::to_string(n)) +
+    return ErrorAt(open, "const has " +
+                             std::string(n > count ? "more than " + std::to_string(count) : std::to_string(n)) +
                              " values, but its shape needs " + std::to_string(count));
   }
   STRATA_RETURN_IF_ERROR(Expect("]", "to close the values of const"));

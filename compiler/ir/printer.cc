@@ -39,7 +39,8 @@ class NameTable {
   }
 
   // Names `node` in the innermost scope, avoiding every visible name and `also_avoid`.
-  const std::string& Define(const void* node, const std::string& hint, const std::set<std::string>* also_avoid = nullptr) {
+  const std::string& Define(const void* node, const std::string& hint,
+                            const std::set<std::string>* also_avoid = nullptr) {
     std::string base = Sanitize(hint);
     std::string name = base;
     for (int i = 1; Visible(name) || (also_avoid && also_avoid->count(name)); ++i) {
@@ -112,9 +113,7 @@ std::string FloatLiteral(DataType dtype, double value) {
   return dtype == DataType::F32() ? text : text + dtype.ToString();
 }
 
-std::string GlobalName(const std::string& name) {
-  return "@" + (IsPlainGlobalName(name) ? name : QuoteString(name));
-}
+std::string GlobalName(const std::string& name) { return "@" + (IsPlainGlobalName(name) ? name : QuoteString(name)); }
 
 std::string AttrKey(const std::string& key) { return IsPlainName(key) ? key : QuoteString(key); }
 
@@ -149,9 +148,15 @@ bool IsPositiveZero(const PrimExpr& e) {
 
 // Names that the parser treats specially when followed by '(' in a value.
 bool IsSpecialFormName(const std::string& name) {
-  static const std::set<std::string> kNames = {graph::ops::kCallTIR, graph::ops::kCallDPSPacked,
-                                               graph::ops::kCallPacked, "shape", "prim", "dtype", "const",
-                                               "match_cast", "match_shape"};
+  static const std::set<std::string> kNames = {graph::ops::kCallTIR,
+                                               graph::ops::kCallDPSPacked,
+                                               graph::ops::kCallPacked,
+                                               "shape",
+                                               "prim",
+                                               "dtype",
+                                               "const",
+                                               "match_cast",
+                                               "match_shape"};
   return kNames.count(name) != 0;
 }
 
@@ -252,9 +257,7 @@ class Printer {
   }
 
   // (m, n), (m,), ()
-  std::string Dims(const std::vector<PrimExpr>& dims) {
-    return "(" + PrimList(dims) + (dims.size() == 1 ? ",)" : ")");
-  }
+  std::string Dims(const std::vector<PrimExpr>& dims) { return "(" + PrimList(dims) + (dims.size() == 1 ? ",)" : ")"); }
 
   // -------------------------------------------------------------- struct info
 
@@ -299,9 +302,9 @@ class Printer {
       out += i ? ", " : "";
       if (param.is_buffer()) {
         std::string type = BufferType(param.buffer);
-        std::string param_name =
-            disambiguate_ ? buffer_names_.Define(param.buffer.get(), param.buffer->name, &param_names)
-                          : param.buffer->name;
+        std::string param_name = disambiguate_
+                                     ? buffer_names_.Define(param.buffer.get(), param.buffer->name, &param_names)
+                                     : param.buffer->name;
         param_names.insert(param_name);
         out += param_name + ": " + type;
         continue;
@@ -358,8 +361,8 @@ class Printer {
         return;
       case tir::StmtKind::kFor: {
         const auto* op = stmt.as<tir::ForNode>();
-        std::string header = std::string(tir::ForKindName(op->for_kind)) + "(" + Prim(op->min) + ", " +
-                             Prim(op->extent) + ") {\n";
+        std::string header =
+            std::string(tir::ForKindName(op->for_kind)) + "(" + Prim(op->min) + ", " + Prim(op->extent) + ") {\n";
         std::string name, body;
         Block(op->body, indent + 1, &body, &op->loop_var, &name);
         *out += pad + "for " + name + " in " + header + body + pad + "}\n";
@@ -502,8 +505,8 @@ class Printer {
     if (!op) return "<call of " + Value(call->op, indent) + ">(" + Args(args, 0, indent) + ")";
     const std::string& name = op->name;
     bool one_sinfo = call->sinfo_args.size() == 1;
-    if (name == graph::ops::kCallTIR && (args.size() == 2 || args.size() == 3) &&
-        args[0].as<graph::GlobalVarNode>() && one_sinfo) {
+    if (name == graph::ops::kCallTIR && (args.size() == 2 || args.size() == 3) && args[0].as<graph::GlobalVarNode>() &&
+        one_sinfo) {
       std::string out = "call_tir(" + GlobalName(args[0].as<graph::GlobalVarNode>()->name) + ", " +
                         Value(args[1], indent) + ", " + SInfo(call->sinfo_args[0]);
       if (args.size() == 3) out += ", " + Value(args[2], indent);
@@ -588,8 +591,7 @@ class Printer {
         return "prim(" + Prim(value) + ")";
       }
       case graph::ExprKind::kStringImm: return QuoteString(expr.as<graph::StringImmNode>()->value);
-      case graph::ExprKind::kDataTypeImm:
-        return "dtype(" + expr.as<graph::DataTypeImmNode>()->value.ToString() + ")";
+      case graph::ExprKind::kDataTypeImm: return "dtype(" + expr.as<graph::DataTypeImmNode>()->value.ToString() + ")";
       case graph::ExprKind::kTuple: {
         const auto& fields = expr.as<graph::TupleNode>()->fields;
         return "(" + Args(fields, 0, indent) + (fields.size() == 1 ? ",)" : ")");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/lexer.h"
 #include "compiler/ir/printer.h"
 
 namespace strata::ir {
@@ -28,7 +29,7 @@ bool SameDouble(double x, double y) {
 std::string AttrText(const AttrValue& value) {
   if (const bool* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (const int64_t* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
-  if (const double* d = std::get_if<double>(&value)) return std::to_string(*d);
+  if (const double* d = std::get_if<double>(&value)) return FormatDouble(*d);
   if (const std::string* s = std::get_if<std::string>(&value)) return "\"" + *s + "\"";
   if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
     std::string out = "[";
@@ -46,6 +47,11 @@ bool SameAttrValue(const AttrValue& a, const AttrValue& b) {
 
 // A one-line, bounded rendering of a graph expression for messages.
 std::string Short(const graph::Expr& expr) {
+  if (const auto* seq = expr.as<graph::SeqExprNode>()) {
+    size_t count = 0;
+    for (const graph::BindingBlock& block : seq->blocks) count += block.bindings.size();
+    return "{" + std::to_string(count) + (count == 1 ? " binding; " : " bindings; ") + Short(seq->body) + "}";
+  }
   std::string text = PrintGraphExpr(expr);
   size_t newline = text.find('\n');
   if (newline != std::string::npos) text = text.substr(0, newline) + " ...";
@@ -136,8 +142,8 @@ class Comparer {
   bool PrimLeaf(const PrimExpr& a, const PrimExpr& b) {
     std::string ta = PrintPrimExpr(a), tb = PrintPrimExpr(b);
     if (ta != tb) return Fail(ta + " vs " + tb);
-    if (a.dtype() != b.dtype()) return Fail(ta + " vs " + tb + " (dtype " + a.dtype().ToString() + " vs " +
-                                            b.dtype().ToString() + ")");
+    if (a.dtype() != b.dtype())
+      return Fail(ta + " vs " + tb + " (dtype " + a.dtype().ToString() + " vs " + b.dtype().ToString() + ")");
     return Fail(ta + " vs " + tb + " (different variables)");
   }
 
@@ -187,7 +193,8 @@ class Comparer {
   bool Prim(const PrimExpr& a, const PrimExpr& b) {
     if (!a.defined() || !b.defined()) {
       if (a.defined() == b.defined()) return true;
-      return Fail(std::string(a.defined() ? "an expression" : "none") + " vs " + (b.defined() ? "an expression" : "none"));
+      return Fail(std::string(a.defined() ? "an expression" : "none") + " vs " +
+                  (b.defined() ? "an expression" : "none"));
     }
     if (a->kind != b->kind || a.dtype() != b.dtype()) return PrimLeaf(a, b);
     switch (a->kind) {
@@ -195,17 +202,14 @@ class Comparer {
         return a.as<tir::IntImmNode>()->value == b.as<tir::IntImmNode>()->value || PrimLeaf(a, b);
       case tir::PrimExprKind::kFloatImm:
         return SameDouble(a.as<tir::FloatImmNode>()->value, b.as<tir::FloatImmNode>()->value) || PrimLeaf(a, b);
-      case tir::PrimExprKind::kVar:
-        return TirVar(a.as<tir::VarNode>(), b.as<tir::VarNode>(), false);
-      case tir::PrimExprKind::kNot:
-        return Prim(a.as<tir::NotNode>()->a, b.as<tir::NotNode>()->a);
+      case tir::PrimExprKind::kVar: return TirVar(a.as<tir::VarNode>(), b.as<tir::VarNode>(), false);
+      case tir::PrimExprKind::kNot: return Prim(a.as<tir::NotNode>()->a, b.as<tir::NotNode>()->a);
       case tir::PrimExprKind::kSelect: {
         const auto *x = a.as<tir::SelectNode>(), *y = b.as<tir::SelectNode>();
         return Prim(x->condition, y->condition) && Prim(x->true_value, y->true_value) &&
                Prim(x->false_value, y->false_value);
       }
-      case tir::PrimExprKind::kCast:
-        return Prim(a.as<tir::CastNode>()->value, b.as<tir::CastNode>()->value);
+      case tir::PrimExprKind::kCast: return Prim(a.as<tir::CastNode>()->value, b.as<tir::CastNode>()->value);
       case tir::PrimExprKind::kCall: {
         const auto *x = a.as<tir::CallNode>(), *y = b.as<tir::CallNode>();
         if (x->op != y->op || x->args.size() != y->args.size()) return PrimLeaf(a, b);
@@ -347,8 +351,8 @@ class Comparer {
       if (x.is_buffer() != y.is_buffer()) {
         return Fail(std::string(x.is_buffer() ? "buffer" : "scalar") + " vs " + (y.is_buffer() ? "buffer" : "scalar"));
       }
-      bool ok = x.is_buffer() ? Buffer(x.buffer.get(), y.buffer.get(), true)
-                              : TirVar(x.scalar.get(), y.scalar.get(), true);
+      bool ok =
+          x.is_buffer() ? Buffer(x.buffer.get(), y.buffer.get(), true) : TirVar(x.scalar.get(), y.scalar.get(), true);
       if (!ok) return false;
     }
     return Attrs(a->attrs, b->attrs) && Stmt(a->body, b->body);
@@ -519,7 +523,9 @@ class Comparer {
 
   bool Binding(const graph::Binding& a, const graph::Binding& b) {
     if (a.kind != b.kind) {
-      auto name = [](const graph::Binding& x) { return x.kind == graph::BindingKind::kMatchCast ? "match_cast" : "binding"; };
+      auto name = [](const graph::Binding& x) {
+        return x.kind == graph::BindingKind::kMatchCast ? "match_cast" : "binding";
+      };
       return Fail(std::string(name(a)) + " vs " + name(b));
     }
     if (!Expr(a.value, b.value)) return false;
