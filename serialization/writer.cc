@@ -1,0 +1,114 @@
+// Builds the executable flatbuffer from an ExecutableSpec.
+#include "serialization/writer.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <type_traits>
+
+#include "serialization/checksum.h"
+#include "serialization/executable_generated.h"
+
+namespace strata::serialization {
+namespace {
+
+namespace fbs = ::flatbuffers;
+
+fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const FunctionSpec& f) {
+  auto name = b.CreateString(f.name);
+  fbs::Offset<fbs::Vector<fbs::Offset<fbs::String>>> param_names;
+  if (!f.param_names.empty()) param_names = b.CreateVectorOfStrings(f.param_names);
+  fbs::Offset<fbs::Vector<int64_t>> code;
+  if (f.kind == FunctionKindSpec::kBytecode || !f.code.empty()) code = b.CreateVector(f.code);
+  fbs::Offset<fbs::String> symbol;
+  if (!f.symbol.empty()) symbol = b.CreateString(f.symbol);
+  fb::FunctionBuilder fn(b);
+  fn.add_name(name);
+  fn.add_kind(static_cast<fb::FunctionKind>(f.kind));
+  fn.add_num_params(f.num_params);
+  fn.add_num_registers(f.num_registers);
+  if (!param_names.IsNull()) fn.add_param_names(param_names);
+  if (!code.IsNull()) fn.add_code(code);
+  fn.add_module_index(f.module_index);
+  if (!symbol.IsNull()) fn.add_symbol(symbol);
+  return fn.Finish();
+}
+
+fbs::Offset<fb::Constant> WriteConstant(fbs::FlatBufferBuilder& b, const ConstantSpec& c) {
+  fb::ConstantValue type = fb::ConstantValue::NONE;
+  fbs::Offset<void> value;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, TensorConstantSpec>) {
+          auto shape = b.CreateVector(v.shape);
+          // Data last before its table, padded so its first byte is 64-byte aligned.
+          b.ForceVectorAlignment(v.data.size(), sizeof(uint8_t), kConstantAlignment);
+          auto data = b.CreateVector(v.data);
+          type = fb::ConstantValue::TensorConstant;
+          value = fb::CreateTensorConstant(b, static_cast<uint8_t>(v.dtype.code()),
+                                           static_cast<uint8_t>(v.dtype.bits()), shape, data)
+                      .Union();
+        } else if constexpr (std::is_same_v<T, ShapeConstantSpec>) {
+          type = fb::ConstantValue::ShapeConstant;
+          value = fb::CreateShapeConstant(b, b.CreateVector(v.dims)).Union();
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          type = fb::ConstantValue::IntConstant;
+          value = fb::CreateIntConstant(b, v).Union();
+        } else if constexpr (std::is_same_v<T, double>) {
+          type = fb::ConstantValue::FloatConstant;
+          value = fb::CreateFloatConstant(b, v).Union();
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          type = fb::ConstantValue::StringConstant;
+          value = fb::CreateStringConstant(b, b.CreateString(v)).Union();
+        } else {
+          static_assert(std::is_same_v<T, DataTypeConstantSpec>);
+          type = fb::ConstantValue::DataTypeConstant;
+          value = fb::CreateDataTypeConstant(b, static_cast<uint8_t>(v.dtype.code()),
+                                             static_cast<uint8_t>(v.dtype.bits()))
+                      .Union();
+        }
+      },
+      c);
+  return fb::CreateConstant(b, type, value);
+}
+
+fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const NativeModuleSpec& m) {
+  auto format = b.CreateString(m.format);
+  auto triple = b.CreateString(m.target_triple);
+  auto cpu = b.CreateString(m.cpu);
+  // Shared objects are mapped page-wise by the loader; keep the code aligned too.
+  b.ForceVectorAlignment(m.code.size(), sizeof(uint8_t), kConstantAlignment);
+  auto code = b.CreateVector(m.code);
+  auto symbols = b.CreateVectorOfStrings(m.symbols);
+  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, CodeChecksum(m.code));
+}
+
+}  // namespace
+
+std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOptions& options) {
+  fbs::FlatBufferBuilder b(1024);
+  // Large data first so it sits at the end of the file, away from the tables.
+  std::vector<fbs::Offset<fb::Constant>> constants;
+  constants.reserve(spec.constants.size());
+  for (const ConstantSpec& c : spec.constants) constants.push_back(WriteConstant(b, c));
+  std::vector<fbs::Offset<fb::NativeModule>> modules;
+  modules.reserve(spec.native_modules.size());
+  for (const NativeModuleSpec& m : spec.native_modules) modules.push_back(WriteNativeModule(b, m));
+  std::vector<fbs::Offset<fb::Function>> functions;
+  functions.reserve(spec.functions.size());
+  for (const FunctionSpec& f : spec.functions) functions.push_back(WriteFunction(b, f));
+
+  auto producer = b.CreateString(options.producer);
+  auto functions_vec = b.CreateVector(functions);
+  auto constants_vec = b.CreateVector(constants);
+  auto modules_vec = b.CreateVector(modules);
+  auto entry_points = b.CreateVector(spec.entry_points);
+  auto root = fb::CreateExecutable(b, options.format_major, options.format_minor, producer, functions_vec,
+                                   constants_vec, modules_vec, entry_points);
+  fb::FinishExecutableBuffer(b, root);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec) { return WriteExecutable(spec, WriteOptions()); }
+
+}  // namespace strata::serialization

@@ -1,0 +1,33 @@
+// WriteExecutable: ExecutableSpec -> the bytes of a Strata executable file.
+//
+// The output is a flatbuffer with file identifier "STRX" and the format version
+// of format_version.h. Tensor constant data is 64-byte aligned within the buffer
+// (kConstantAlignment), so a runtime that maps the file 64-byte aligned can hand
+// out tensors pointing straight into it.
+//
+// The writer does not validate the spec: the runtime verifies every file it
+// loads, so tests can write deliberately broken executables with it.
+// Thread-safety: pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "serialization/executable_spec.h"
+#include "serialization/format_version.h"
+
+namespace strata::serialization {
+
+struct WriteOptions {
+  // The version recorded in the file (tests override it to produce files from
+  // "the future").
+  uint32_t format_major = kFormatMajor;
+  uint32_t format_minor = kFormatMinor;
+  std::string producer = "strata";
+};
+
+std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOptions& options);
+std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec);
+
+}  // namespace strata::serialization

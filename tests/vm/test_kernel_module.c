@@ -1,0 +1,60 @@
+/* A hand-written kernel module for the VM tests: the shapes of the ABI in
+ * vm/kernel_abi.h without any compiler. Built as a shared object whose bytes the
+ * tests embed in an executable's native_modules. */
+#include <stdint.h>
+
+#include "vm/kernel_abi.h"
+
+const StrataRuntimeApi* strata_runtime_api;
+const uint32_t strata_kernel_abi_version = STRATA_KERNEL_ABI_VERSION;
+
+static int64_t NumElements(const DLTensor* t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+
+/* add_scalar(in: f32[n...], s: f64, out: f32[n...]): out = in + s */
+int32_t add_scalar(const StrataKernelArg* args, int32_t num_args) {
+  if (num_args != 3) {
+    strata_runtime_api->set_error("add_scalar: expected 3 arguments");
+    return 1;
+  }
+  const DLTensor* in = args[0].tensor;
+  DLTensor* out = args[2].tensor;
+  if (NumElements(in) != NumElements(out)) {
+    strata_runtime_api->set_error("add_scalar: parameter 'out' has a different size than 'in'");
+    return 2;
+  }
+  const float* x = (const float*)in->data;
+  float* y = (float*)out->data;
+  for (int64_t i = 0; i < NumElements(in); ++i) y[i] = x[i] + (float)args[1].f64;
+  return 0;
+}
+
+/* record_i64(v0, v1, ..., out: i64[k]): out[i] = v_i (shapes arrive as one i64 per dimension) */
+int32_t record_i64(const StrataKernelArg* args, int32_t num_args) {
+  DLTensor* out = args[num_args - 1].tensor;
+  if (NumElements(out) != num_args - 1) {
+    strata_runtime_api->set_error("record_i64: parameter 'out' has the wrong size");
+    return 1;
+  }
+  int64_t* y = (int64_t*)out->data;
+  for (int32_t i = 0; i < num_args - 1; ++i) y[i] = args[i].i64;
+  return 0;
+}
+
+/* always_fails(): reports an error like a shape check in generated code would. */
+int32_t always_fails(const StrataKernelArg* args, int32_t num_args) {
+  (void)args;
+  (void)num_args;
+  strata_runtime_api->set_error("always_fails: parameter 'x' dimension 0 expected 4, got 5");
+  return 1;
+}
+
+/* silent_failure(): fails without a message. */
+int32_t silent_failure(const StrataKernelArg* args, int32_t num_args) {
+  (void)args;
+  (void)num_args;
+  return 7;
+}

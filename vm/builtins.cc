@@ -1,0 +1,396 @@
+// The VM builtins of docs/vm_builtins.md: shape handling, checks, allocation, tuples.
+//
+// Every builtin validates its arguments (kinds, counts, indices) because a
+// corrupt or hostile executable can pass anything; checks of user data name the
+// compiler-provided err_ctx string, as the contract requires.
+#include <cinttypes>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "kernels/blas.h"
+#include "vm/registry.h"
+#include "vm/value.h"
+
+namespace strata::vm {
+namespace {
+
+// ---- argument helpers --------------------------------------------------------
+
+Status CheckArity(const char* builtin, int32_t num_args, int32_t want, const char* params) {
+  if (num_args == want) return Status::Ok();
+  return Status(ErrorStatus() << builtin << " expects " << want << " argument" << (want == 1 ? "" : "s") << " (" << params
+                       << "), got " << num_args);
+}
+
+Status KindError(const char* builtin, int index, const char* param, const char* want, const Value& got) {
+  return Status(ErrorStatus() << builtin << ": argument " << index << " (" << param << ") must be " << want << ", got "
+                       << got.Describe());
+}
+
+Status GetInt(const char* builtin, const Value* const* args, int index, const char* param, int64_t* out_value) {
+  const Value& v = *args[index];
+  if (!v.is_int()) return KindError(builtin, index, param, "an Int", v);
+  *out_value = v.int_value();
+  return Status::Ok();
+}
+
+Status GetDataType(const char* builtin, const Value* const* args, int index, const char* param,
+                   DataType* out_dtype) {
+  const Value& v = *args[index];
+  if (!v.is_data_type()) return KindError(builtin, index, param, "a DataType", v);
+  *out_dtype = v.data_type();
+  return Status::Ok();
+}
+
+Status GetString(const char* builtin, const Value* const* args, int index, const char* param,
+                 const std::string** out_text) {
+  const Value& v = *args[index];
+  if (!v.is_string()) return KindError(builtin, index, param, "a String", v);
+  *out_text = &v.string();
+  return Status::Ok();
+}
+
+// The shape heap: a 1-D i64 CPU tensor.
+Status GetHeap(const char* builtin, const Value* const* args, int index, Tensor** out_heap) {
+  const Value& v = *args[index];
+  if (!v.is_tensor()) return KindError(builtin, index, "heap", "the shape heap (an i64 tensor)", v);
+  Tensor* heap = v.tensor();
+  if (heap->ndim() != 1 || heap->dtype() != DataType::I64() || heap->device().device_type != kDLCPU) {
+    return KindError(builtin, index, "heap", "the shape heap (a 1-D i64 CPU tensor)", v);
+  }
+  *out_heap = heap;
+  return Status::Ok();
+}
+
+Status CheckHeapIndex(const char* builtin, const Tensor* heap, int64_t index) {
+  if (heap == nullptr) return Status(ErrorStatus() << builtin << ": uses the shape heap but none was passed");
+  if (index < 0 || index >= heap->num_elements()) {
+    return Status(ErrorStatus() << builtin << ": shape heap index " << index << " out of range (heap size "
+                         << heap->num_elements() << ")");
+  }
+  return Status::Ok();
+}
+
+// ---- builtins ----------------------------------------------------------------
+
+Status ShapeOf(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.shape_of";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "t"));
+  if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
+  *out_result = Value::FromShape(args[0]->tensor()->shape());
+  return Status::Ok();
+}
+
+Status AllocShapeHeap(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.alloc_shape_heap";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "size"));
+  int64_t size;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 0, "size", &size));
+  // A heap holds one slot per symbolic variable; a huge size is a corrupt program.
+  constexpr int64_t kMaxHeapSize = int64_t{1} << 24;
+  if (size < 0 || size > kMaxHeapSize) {
+    return Status(ErrorStatus() << kName << ": size " << size << " out of range (0 to " << kMaxHeapSize << ")");
+  }
+  int64_t dims[1] = {size};
+  STRATA_ASSIGN_OR_RETURN(Ref<Tensor> heap, Tensor::Empty(dims, DataType::I64()));
+  if (size > 0) std::memset(heap->data(), 0, static_cast<size_t>(heap->num_bytes()));
+  *out_result = Value::FromTensor(std::move(heap));
+  return Status::Ok();
+}
+
+Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*) {
+  constexpr const char* kName = "vm.builtin.check_tensor_info";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "v, ndim, dtype, err_ctx"));
+  int64_t ndim;
+  DataType dtype;
+  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
+  STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 2, "dtype", &dtype));
+  STRATA_RETURN_IF_ERROR(GetString(kName, args, 3, "err_ctx", &ctx));
+  const Value& v = *args[0];
+  if (!v.is_tensor()) return Status(ErrorStatus() << *ctx << ": expected a Tensor, got " << v.Describe());
+  const Tensor* t = v.tensor();
+  if (ndim != -1 && t->ndim() != ndim) {
+    return Status(ErrorStatus() << *ctx << ": expected a tensor of rank " << ndim << ", got rank " << t->ndim() << " ("
+                         << t->TypeString() << ")");
+  }
+  if (!dtype.is_void() && t->dtype() != dtype) {
+    return Status(ErrorStatus() << *ctx << ": expected dtype " << dtype.ToString() << ", got " << t->dtype().ToString()
+                         << " (" << t->TypeString() << ")");
+  }
+  return Status::Ok();
+}
+
+Status CheckShapeInfo(void*, const Value* const* args, int32_t num_args, Value*) {
+  constexpr const char* kName = "vm.builtin.check_shape_info";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, ndim, err_ctx"));
+  int64_t ndim;
+  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
+  STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
+  const Value& v = *args[0];
+  if (!v.is_shape()) return Status(ErrorStatus() << *ctx << ": expected a Shape, got " << v.Describe());
+  if (ndim != -1 && static_cast<int64_t>(v.shape().size()) != ndim) {
+    return Status(ErrorStatus() << *ctx << ": expected a shape of rank " << ndim << ", got rank " << v.shape().size()
+                         << " " << ShapeToString(v.shape()));
+  }
+  return Status::Ok();
+}
+
+Status CheckPrimInfo(void*, const Value* const* args, int32_t num_args, Value*) {
+  constexpr const char* kName = "vm.builtin.check_prim_info";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, dtype, err_ctx"));
+  DataType dtype;
+  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 1, "dtype", &dtype));
+  STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
+  const Value& v = *args[0];
+  bool ok;
+  if (dtype.is_float()) {
+    ok = v.is_float();
+  } else if (dtype.is_integral() || dtype.is_bool()) {
+    ok = v.is_int();
+  } else {
+    ok = v.is_int() || v.is_float();
+  }
+  if (!ok) {
+    return Status(ErrorStatus() << *ctx << ": expected a " << dtype.ToString() << " scalar, got " << v.Describe());
+  }
+  return Status::Ok();
+}
+
+Status CheckTupleInfo(void*, const Value* const* args, int32_t num_args, Value*) {
+  constexpr const char* kName = "vm.builtin.check_tuple_info";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, size, err_ctx"));
+  int64_t size;
+  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "size", &size));
+  STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
+  const Value& v = *args[0];
+  if (!v.is_tuple()) return Status(ErrorStatus() << *ctx << ": expected a Tuple, got " << v.Describe());
+  if (size != -1 && v.tuple()->size() != size) {
+    return Status(ErrorStatus() << *ctx << ": expected a tuple of " << size << " fields, got " << v.tuple()->size());
+  }
+  return Status::Ok();
+}
+
+// match_shape(v, heap, ndim, (code, value, expr) * ndim, err_ctx)
+Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
+  constexpr const char* kName = "vm.builtin.match_shape";
+  if (num_args < 4) {
+    return Status(ErrorStatus() << kName << " expects at least 4 arguments (v, heap, ndim, ..., err_ctx), got " << num_args);
+  }
+  int64_t ndim;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 2, "ndim", &ndim));
+  if (ndim < 0 || ndim > (num_args - 4) / 3 || 4 + 3 * ndim != num_args) {
+    return Status(ErrorStatus() << kName << ": ndim " << ndim << " needs " << (ndim >= 0 ? 4 + 3 * ndim : 4)
+                         << " arguments, got " << num_args);
+  }
+  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(GetString(kName, args, num_args - 1, "err_ctx", &ctx));
+  Tensor* heap = nullptr;
+  if (!args[1]->is_null()) STRATA_RETURN_IF_ERROR(GetHeap(kName, args, 1, &heap));
+
+  const Value& v = *args[0];
+  std::span<const int64_t> dims;
+  if (v.is_tensor()) {
+    dims = v.tensor()->shape();
+  } else if (v.is_shape()) {
+    dims = v.shape();
+  } else {
+    return Status(ErrorStatus() << *ctx << ": expected a Tensor or Shape, got " << v.Describe());
+  }
+  if (static_cast<int64_t>(dims.size()) != ndim) {
+    return Status(ErrorStatus() << *ctx << ": expected rank " << ndim << ", got rank " << dims.size() << " (shape "
+                         << ShapeToString(dims) << ")");
+  }
+  int64_t* heap_data = heap ? heap->data_as<int64_t>() : nullptr;
+  for (int64_t i = 0; i < ndim; ++i) {
+    int base = static_cast<int>(3 + 3 * i);
+    int64_t code, value;
+    STRATA_RETURN_IF_ERROR(GetInt(kName, args, base, "code", &code));
+    STRATA_RETURN_IF_ERROR(GetInt(kName, args, base + 1, "value", &value));
+    const Value& expr_value = *args[base + 2];
+    std::string expr = expr_value.is_string() ? expr_value.string() : std::to_string(value);
+    int64_t actual = dims[static_cast<size_t>(i)];
+    switch (code) {
+      case 0:
+        if (actual != value) {
+          return Status(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << ", got " << actual);
+        }
+        break;
+      case 1:
+        STRATA_RETURN_IF_ERROR(CheckHeapIndex(kName, heap, value));
+        if (heap->read_only()) return Status(ErrorStatus() << kName << ": the shape heap is a read-only constant");
+        heap_data[value] = actual;
+        break;
+      case 2: {
+        STRATA_RETURN_IF_ERROR(CheckHeapIndex(kName, heap, value));
+        int64_t bound = heap_data[value];
+        if (actual != bound) {
+          return Status(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << " = " << bound << ", got "
+                               << actual);
+        }
+        break;
+      }
+      default:
+        return Status(ErrorStatus() << kName << ": dimension " << i << " has invalid code " << code
+                             << " (0 = value, 1 = store, 2 = check)");
+    }
+  }
+  return Status::Ok();
+}
+
+// make_shape(heap, ndim, (code, value) * ndim)
+Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.make_shape";
+  if (num_args < 2) {
+    return Status(ErrorStatus() << kName << " expects at least 2 arguments (heap, ndim, ...), got " << num_args);
+  }
+  int64_t ndim;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
+  if (ndim < 0 || ndim > (num_args - 2) / 2 || 2 + 2 * ndim != num_args) {
+    return Status(ErrorStatus() << kName << ": ndim " << ndim << " needs " << (ndim >= 0 ? 2 + 2 * ndim : 2)
+                         << " arguments, got " << num_args);
+  }
+  Tensor* heap = nullptr;
+  if (!args[0]->is_null()) STRATA_RETURN_IF_ERROR(GetHeap(kName, args, 0, &heap));
+  constexpr int kInline = 8;
+  int64_t inline_dims[kInline];
+  std::vector<int64_t> heap_dims;
+  int64_t* dims = inline_dims;
+  if (ndim > kInline) {
+    heap_dims.resize(static_cast<size_t>(ndim));
+    dims = heap_dims.data();
+  }
+  for (int64_t i = 0; i < ndim; ++i) {
+    int base = static_cast<int>(2 + 2 * i);
+    int64_t code, value;
+    STRATA_RETURN_IF_ERROR(GetInt(kName, args, base, "code", &code));
+    STRATA_RETURN_IF_ERROR(GetInt(kName, args, base + 1, "value", &value));
+    if (code == 0) {
+      dims[i] = value;
+    } else if (code == 1) {
+      STRATA_RETURN_IF_ERROR(CheckHeapIndex(kName, heap, value));
+      dims[i] = heap->data_as<int64_t>()[value];
+    } else {
+      return Status(ErrorStatus() << kName << ": dimension " << i << " has invalid code " << code
+                           << " (0 = value, 1 = heap)");
+    }
+  }
+  *out_result = Value::FromShape(std::span<const int64_t>(dims, static_cast<size_t>(ndim)));
+  return Status::Ok();
+}
+
+Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.alloc_storage";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "bytes, alignment"));
+  int64_t bytes, alignment;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 0, "bytes", &bytes));
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "alignment", &alignment));
+  if (bytes < 0) return Status(ErrorStatus() << kName << ": negative size " << bytes);
+  if (alignment <= 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
+    return Status(ErrorStatus() << kName << ": alignment " << alignment << " is not a power of two up to 4096");
+  }
+  auto storage = Storage::Allocate(bytes, alignment, kCpuDevice);
+  if (!storage.ok()) return Status(storage.status()).WithContext(std::string(kName) + ": ");
+  *out_result = Value::FromStorage(std::move(storage).value());
+  return Status::Ok();
+}
+
+Status AllocTensorFromStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.alloc_tensor_from_storage";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "s, offset, shape, dtype"));
+  if (!args[0]->is_storage()) return KindError(kName, 0, "s", "a Storage", *args[0]);
+  int64_t offset;
+  DataType dtype;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "offset", &offset));
+  if (!args[2]->is_shape()) return KindError(kName, 2, "shape", "a Shape", *args[2]);
+  STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 3, "dtype", &dtype));
+  auto tensor = Tensor::View(args[0]->storage_ref(), offset, args[2]->shape(), dtype);
+  if (!tensor.ok()) return Status(tensor.status()).WithContext(std::string(kName) + ": ");
+  *out_result = Value::FromTensor(std::move(tensor).value());
+  return Status::Ok();
+}
+
+Status AllocTensor(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.alloc_tensor";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "shape, dtype"));
+  if (!args[0]->is_shape()) return KindError(kName, 0, "shape", "a Shape", *args[0]);
+  DataType dtype;
+  STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 1, "dtype", &dtype));
+  auto tensor = Tensor::Empty(args[0]->shape(), dtype, kCpuDevice);
+  if (!tensor.ok()) return Status(tensor.status()).WithContext(std::string(kName) + ": ");
+  *out_result = Value::FromTensor(std::move(tensor).value());
+  return Status::Ok();
+}
+
+Status MakeTuple(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  std::vector<Value> fields;
+  fields.reserve(static_cast<size_t>(num_args));
+  for (int32_t i = 0; i < num_args; ++i) fields.push_back(*args[i]);
+  *out_result = Value::FromTuple(std::move(fields));
+  return Status::Ok();
+}
+
+Status TupleGetItem(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.tuple_getitem";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "t, i"));
+  if (!args[0]->is_tuple()) return KindError(kName, 0, "t", "a Tuple", *args[0]);
+  int64_t index;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "i", &index));
+  const Tuple* tuple = args[0]->tuple();
+  if (index < 0 || index >= tuple->size()) {
+    return Status(ErrorStatus() << kName << ": index " << index << " out of range (tuple of " << tuple->size() << ")");
+  }
+  *out_result = (*tuple)[index];
+  return Status::Ok();
+}
+
+Status Copy(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  STRATA_RETURN_IF_ERROR(CheckArity("vm.builtin.copy", num_args, 1, "v"));
+  *out_result = *args[0];
+  return Status::Ok();
+}
+
+Status Null(void*, const Value* const*, int32_t num_args, Value* out_result) {
+  STRATA_RETURN_IF_ERROR(CheckArity("vm.builtin.null", num_args, 0, ""));
+  *out_result = Value();
+  return Status::Ok();
+}
+
+struct BuiltinEntry {
+  const char* name;
+  LibraryFn fn;
+};
+constexpr BuiltinEntry kBuiltins[] = {
+    {"vm.builtin.shape_of", &ShapeOf},
+    {"vm.builtin.alloc_shape_heap", &AllocShapeHeap},
+    {"vm.builtin.check_tensor_info", &CheckTensorInfo},
+    {"vm.builtin.check_shape_info", &CheckShapeInfo},
+    {"vm.builtin.check_prim_info", &CheckPrimInfo},
+    {"vm.builtin.check_tuple_info", &CheckTupleInfo},
+    {"vm.builtin.match_shape", &MatchShape},
+    {"vm.builtin.make_shape", &MakeShape},
+    {"vm.builtin.alloc_storage", &AllocStorage},
+    {"vm.builtin.alloc_tensor_from_storage", &AllocTensorFromStorage},
+    {"vm.builtin.alloc_tensor", &AllocTensor},
+    {"vm.builtin.tuple", &MakeTuple},
+    {"vm.builtin.tuple_getitem", &TupleGetItem},
+    {"vm.builtin.copy", &Copy},
+    {"vm.builtin.null", &Null},
+};
+
+}  // namespace
+
+void RegisterBuiltins() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // A name a user registered first keeps the user's function.
+    for (const BuiltinEntry& entry : kBuiltins) (void)RegisterLibraryFunction(entry.name, entry.fn);
+    kernels::RegisterBlasFunctions();
+  });
+}
+
+}  // namespace strata::vm

@@ -1,0 +1,151 @@
+// Text listing of executables; operand syntax mirrors the bytecode comment in vm/bytecode.h.
+#include "vm/disassembler.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "vm/bytecode.h"
+
+namespace strata::vm {
+namespace {
+
+std::string Quote(const std::string& text, size_t max = 60) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size() && i < max; ++i) {
+    char c = text[i];
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > max) out += "...";
+  return out + "\"";
+}
+
+std::string Operand(const Executable& exe, int64_t word) {
+  int64_t v = DecodeOperandValue(word);
+  switch (DecodeOperandKind(word)) {
+    case OperandKind::kRegister: return "r" + std::to_string(v);
+    case OperandKind::kImmediate: return std::to_string(v);
+    case OperandKind::kConstant: return "c" + std::to_string(v);
+    case OperandKind::kFunction: return "@" + exe.functions()[static_cast<size_t>(v)].name;
+  }
+  return "?";
+}
+
+std::string Offset(int64_t offset) { return (offset >= 0 ? "+" : "") + std::to_string(offset); }
+
+std::string DescribeConstant(const Value& v) {
+  std::ostringstream out;
+  switch (v.kind()) {
+    case ValueKind::kTensor: {
+      const Tensor* t = v.tensor();
+      out << "tensor " << t->dtype().ToString() << " " << ShapeToString(t->shape()) << ", " << t->num_bytes()
+          << " bytes";
+      break;
+    }
+    case ValueKind::kShape: out << "shape " << ShapeToString(v.shape()); break;
+    case ValueKind::kInt: out << "int " << v.int_value(); break;
+    case ValueKind::kFloat: out << "float " << std::setprecision(17) << v.float_value(); break;
+    case ValueKind::kString: out << "string " << Quote(v.string(), 200); break;
+    case ValueKind::kDataType: out << "dtype " << v.data_type().ToString(); break;
+    default: out << v.Describe(); break;
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::string DisassembleFunction(const Executable& exe, const VMFunction& f) {
+  std::ostringstream out;
+  const int64_t* code = f.code.data();
+  int64_t size = static_cast<int64_t>(f.code.size());
+  int width = static_cast<int>(std::to_string(size).size());
+  int64_t pc = 0;
+  while (pc < size) {
+    Opcode op = static_cast<Opcode>(code[pc]);
+    out << "    " << std::setw(width) << pc << ": ";
+    switch (op) {
+      case Opcode::kCall: {
+        int64_t dst = code[pc + 1], nargs = code[pc + 3];
+        out << "call ";
+        if (dst != kVoidRegister) out << "r" << dst << " = ";
+        out << exe.functions()[static_cast<size_t>(code[pc + 2])].name << "(";
+        for (int64_t i = 0; i < nargs; ++i) out << (i ? ", " : "") << Operand(exe, code[pc + 4 + i]);
+        out << ")";
+        pc += 4 + nargs;
+        break;
+      }
+      case Opcode::kRet:
+        out << "ret r" << code[pc + 1];
+        pc += 2;
+        break;
+      case Opcode::kGoto:
+        out << "goto " << Offset(code[pc + 1]) << "  (to " << pc + code[pc + 1] << ")";
+        pc += 2;
+        break;
+      case Opcode::kIf:
+        out << "if r" << code[pc + 1] << " else " << Offset(code[pc + 2]) << "  (to " << pc + code[pc + 2] << ")";
+        pc += 3;
+        break;
+      default:
+        out << "<invalid opcode " << code[pc] << ">";
+        pc = size;
+        break;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string DescribeExecutable(const Executable& exe) {
+  std::ostringstream out;
+  out << "Strata executable, format " << exe.format_major() << "." << exe.format_minor() << ", producer "
+      << Quote(exe.producer()) << ", " << exe.bytes().size() << " bytes\n";
+  out << "entry points: " << exe.EntryPointNames() << "\n";
+
+  out << "\nfunctions (" << exe.functions().size() << "):\n";
+  for (size_t i = 0; i < exe.functions().size(); ++i) {
+    const VMFunction& f = exe.functions()[i];
+    out << "  [" << i << "] " << f.name << "  " << FunctionKindName(f.kind);
+    switch (f.kind) {
+      case FunctionKind::kBytecode: {
+        out << "  params (";
+        for (size_t p = 0; p < f.param_names.size(); ++p) out << (p ? ", " : "") << f.param_names[p];
+        out << ")  registers " << f.num_registers << "  code " << f.code.size() << " words\n";
+        out << DisassembleFunction(exe, f);
+        break;
+      }
+      case FunctionKind::kKernel:
+        out << "  native_modules[" << f.module_index << "] symbol " << f.symbol << "\n";
+        break;
+      case FunctionKind::kLibrary:
+        out << "\n";
+        break;
+    }
+  }
+
+  out << "\nconstants (" << exe.constants().size() << "):\n";
+  for (size_t i = 0; i < exe.constants().size(); ++i) {
+    out << "  c" << i << "  " << DescribeConstant(exe.constants()[i]) << "\n";
+  }
+
+  out << "\nnative modules (" << exe.native_modules().size() << "):\n";
+  for (size_t i = 0; i < exe.native_modules().size(); ++i) {
+    const NativeModuleInfo& m = exe.native_modules()[i];
+    out << "  [" << i << "] " << m.format << "  triple " << (m.target_triple.empty() ? "?" : m.target_triple)
+        << "  cpu " << (m.cpu.empty() ? "?" : m.cpu) << "  " << m.code_size << " bytes\n";
+    out << "      symbols (" << m.symbols.size() << "):";
+    for (const std::string& s : m.symbols) out << " " << s;
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace strata::vm

@@ -1,0 +1,284 @@
+// Loading an executable: read or map, verify, build the function table, resolve.
+#include "vm/executable.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "serialization/format_version.h"
+#include "serialization/reader.h"
+#include "vm/native_module.h"
+
+namespace strata::vm {
+
+static_assert(std::endian::native == std::endian::little, "the executable format is little-endian");
+
+namespace fbs = ::flatbuffers;
+
+// The file bytes: an aligned heap copy or a mapping.
+struct Executable::Buffer {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  bool mmapped = false;
+  ~Buffer() {
+    if (mmapped) {
+      munmap(data, size);
+    } else {
+      std::free(data);
+    }
+  }
+};
+
+namespace {
+
+constexpr size_t kAlignment = serialization::kConstantAlignment;
+
+StatusOr<uint8_t*> AllocateAligned(size_t size) {
+  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p == nullptr) return Status(ErrorStatus() << "out of memory: cannot allocate " << size << " bytes for the executable");
+  return static_cast<uint8_t*>(p);
+}
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// Closes a file descriptor on scope exit.
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+StatusOr<size_t> FileSize(int fd, const std::string& path) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Status(ErrorStatus() << path << ": cannot stat: " << ErrnoText());
+  if (!S_ISREG(st.st_mode)) return Status(ErrorStatus() << path << ": not a regular file");
+  return static_cast<size_t>(st.st_size);
+}
+
+}  // namespace
+
+const char* FunctionKindName(FunctionKind kind) {
+  switch (kind) {
+    case FunctionKind::kBytecode: return "bytecode";
+    case FunctionKind::kKernel: return "kernel";
+    case FunctionKind::kLibrary: return "library";
+  }
+  return "<invalid>";
+}
+
+Executable::~Executable() = default;
+
+StatusOr<std::shared_ptr<const Executable>> Executable::LoadFromBytes(std::span<const uint8_t> bytes,
+                                                                      const LoadOptions& options) {
+  auto buffer = std::make_shared<Buffer>();
+  STRATA_ASSIGN_OR_RETURN(buffer->data, AllocateAligned(bytes.size()));
+  buffer->size = bytes.size();
+  if (!bytes.empty()) std::memcpy(buffer->data, bytes.data(), bytes.size());
+  return Load(std::move(buffer), /*mapped=*/false, options);
+}
+
+StatusOr<std::shared_ptr<const Executable>> Executable::LoadFromFile(const std::string& path,
+                                                                     const LoadOptions& options) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(ErrorStatus() << path << ": cannot open: " << ErrnoText());
+  FdCloser closer{fd};
+  STRATA_ASSIGN_OR_RETURN(size_t size, FileSize(fd, path));
+  auto buffer = std::make_shared<Buffer>();
+  STRATA_ASSIGN_OR_RETURN(buffer->data, AllocateAligned(size));
+  buffer->size = size;
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = read(fd, buffer->data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status(ErrorStatus() << path << ": read failed: " << ErrnoText());
+    if (n == 0) return Status(ErrorStatus() << path << ": file shrank while reading (" << done << " of " << size << " bytes)");
+    done += static_cast<size_t>(n);
+  }
+  auto exe = Load(std::move(buffer), /*mapped=*/false, options);
+  if (!exe.ok()) return Status(exe.status()).WithContext(path + ": ");
+  return exe;
+}
+
+StatusOr<std::shared_ptr<const Executable>> Executable::MapFile(const std::string& path, const LoadOptions& options) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(ErrorStatus() << path << ": cannot open: " << ErrnoText());
+  FdCloser closer{fd};
+  STRATA_ASSIGN_OR_RETURN(size_t size, FileSize(fd, path));
+  if (size == 0) return Status(ErrorStatus() << path << ": not a Strata executable: file too small (0 bytes)");
+  void* addr = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (addr == MAP_FAILED) return Status(ErrorStatus() << path << ": mmap failed: " << ErrnoText());
+  auto buffer = std::make_shared<Buffer>();
+  buffer->data = static_cast<uint8_t*>(addr);
+  buffer->size = size;
+  buffer->mmapped = true;
+  auto exe = Load(std::move(buffer), /*mapped=*/true, options);
+  if (!exe.ok()) return Status(exe.status()).WithContext(path + ": ");
+  return exe;
+}
+
+StatusOr<std::shared_ptr<const Executable>> Executable::Load(std::shared_ptr<Buffer> buffer, bool mapped,
+                                                             const LoadOptions& options) {
+  std::span<const uint8_t> bytes(buffer->data, buffer->size);
+  STRATA_ASSIGN_OR_RETURN(const fb::Executable* root, serialization::ReadExecutable(bytes));
+
+  std::shared_ptr<Executable> exe(new Executable());
+  exe->buffer_ = buffer;
+  exe->bytes_ = bytes;
+  exe->mapped_ = mapped;
+  exe->format_major_ = root->format_major();
+  exe->format_minor_ = root->format_minor();
+  if (root->producer()) exe->producer_ = root->producer()->str();
+
+  // Functions (the verifier proved every field used here is present and in range).
+  if (const auto* functions = root->functions()) {
+    exe->functions_.resize(functions->size());
+    for (fbs::uoffset_t i = 0; i < functions->size(); ++i) {
+      const fb::Function* f = functions->Get(i);
+      VMFunction& out = exe->functions_[i];
+      if (f->name()) out.name = f->name()->str();
+      out.kind = static_cast<FunctionKind>(f->kind());
+      if (out.kind == FunctionKind::kBytecode) {
+        out.num_params = f->num_params();
+        out.num_registers = f->num_registers();
+        for (int32_t p = 0; p < out.num_params; ++p) {
+          out.param_names.push_back(f->param_names() ? f->param_names()->Get(static_cast<fbs::uoffset_t>(p))->str()
+                                                     : "arg" + std::to_string(p));
+        }
+        out.code = std::span<const int64_t>(f->code()->data(), f->code()->size());
+      } else if (out.kind == FunctionKind::kKernel) {
+        out.module_index = f->module_index();
+        out.symbol = f->symbol()->str();
+      }
+    }
+  }
+
+  // Constants. Tensors view one storage that wraps the whole file and keeps it alive.
+  if (const auto* constants = root->constants()) {
+    Ref<Storage> file_storage = Storage::WrapExternal(buffer->data, static_cast<int64_t>(buffer->size), kCpuDevice,
+                                                      std::shared_ptr<const void>(buffer, buffer->data));
+    exe->constants_.reserve(constants->size());
+    for (fbs::uoffset_t i = 0; i < constants->size(); ++i) {
+      const fb::Constant* c = constants->Get(i);
+      switch (c->value_type()) {
+        case fb::ConstantValue::TensorConstant: {
+          const fb::TensorConstant* t = c->value_as_TensorConstant();
+          std::vector<int64_t> shape;
+          if (t->shape()) shape.assign(t->shape()->begin(), t->shape()->end());
+          DataType dtype(static_cast<DataType::Code>(t->dtype_code()), t->dtype_bits());
+          int64_t offset = t->data() && t->data()->size() > 0 ? t->data()->data() - buffer->data : 0;
+          auto tensor = Tensor::View(file_storage, offset, shape, dtype);
+          if (!tensor.ok()) return Status(tensor.status()).WithContext("constants[" + std::to_string(i) + "]: ");
+          tensor.value()->MarkReadOnly();
+          exe->constants_.push_back(Value::FromTensor(std::move(tensor).value()));
+          break;
+        }
+        case fb::ConstantValue::ShapeConstant: {
+          const auto* dims = c->value_as_ShapeConstant()->dims();
+          std::vector<int64_t> shape;
+          if (dims) shape.assign(dims->begin(), dims->end());
+          exe->constants_.push_back(Value::FromShape(shape));
+          break;
+        }
+        case fb::ConstantValue::IntConstant:
+          exe->constants_.push_back(Value::FromInt(c->value_as_IntConstant()->value()));
+          break;
+        case fb::ConstantValue::FloatConstant:
+          exe->constants_.push_back(Value::FromFloat(c->value_as_FloatConstant()->value()));
+          break;
+        case fb::ConstantValue::StringConstant: {
+          const auto* s = c->value_as_StringConstant()->value();
+          exe->constants_.push_back(Value::FromString(s ? s->string_view() : std::string_view()));
+          break;
+        }
+        case fb::ConstantValue::DataTypeConstant: {
+          const auto* d = c->value_as_DataTypeConstant();
+          exe->constants_.push_back(Value::FromDataType(DataType(static_cast<DataType::Code>(d->code()), d->bits())));
+          break;
+        }
+        default:
+          return Status(ErrorStatus() << "constants[" << i << "]: unknown constant type");  // unreachable after verification
+      }
+    }
+  }
+
+  if (const auto* modules = root->native_modules()) {
+    for (fbs::uoffset_t i = 0; i < modules->size(); ++i) {
+      const fb::NativeModule* m = modules->Get(i);
+      NativeModuleInfo info;
+      info.format = m->format() ? m->format()->str() : "elf-shared-object";
+      if (m->target_triple()) info.target_triple = m->target_triple()->str();
+      if (m->cpu()) info.cpu = m->cpu()->str();
+      info.code_size = m->code()->size();
+      if (m->symbols()) {
+        for (const fbs::String* s : *m->symbols()) info.symbols.push_back(s ? s->str() : std::string());
+      }
+      exe->module_info_.push_back(std::move(info));
+      exe->module_code_.emplace_back(m->code()->data(), m->code()->size());
+    }
+  }
+  if (root->entry_points()) exe->entry_points_.assign(root->entry_points()->begin(), root->entry_points()->end());
+
+  if (options.resolve) STRATA_RETURN_IF_ERROR(exe->Resolve());
+  return std::shared_ptr<const Executable>(std::move(exe));
+}
+
+Status Executable::Resolve() {
+  RegisterBuiltins();
+  modules_.reserve(module_code_.size());
+  for (size_t i = 0; i < module_code_.size(); ++i) {
+    std::string name = "native_modules[" + std::to_string(i) + "]";
+    auto module = NativeModule::Load(module_code_[i], name);
+    if (!module.ok()) {
+      std::string message = module.status().message();
+      if (message.find(name) == std::string::npos) message = name + ": " + message;
+      return Status::Error(message);
+    }
+    modules_.push_back(std::move(module).value());
+  }
+  for (size_t i = 0; i < functions_.size(); ++i) {
+    VMFunction& f = functions_[i];
+    std::string label = "functions[" + std::to_string(i) + "]";
+    if (f.kind == FunctionKind::kLibrary) {
+      std::optional<LibraryFunction> fn = LookupLibraryFunction(f.name);
+      if (!fn) {
+        return Status(ErrorStatus() << label << ": library function '" << f.name
+                             << "' is not registered in this runtime (link and register the library that provides "
+                                "it, or check the name)");
+      }
+      f.library = *fn;
+    } else if (f.kind == FunctionKind::kKernel) {
+      auto kernel = modules_[static_cast<size_t>(f.module_index)]->Lookup(f.symbol);
+      if (!kernel.ok()) return Status(kernel.status()).WithContext(label + " '" + f.name + "': ");
+      f.kernel = kernel.value();
+    }
+  }
+  resolved_ = true;
+  return Status::Ok();
+}
+
+std::optional<int32_t> Executable::FindEntryPoint(std::string_view name) const {
+  for (int32_t index : entry_points_) {
+    if (functions_[static_cast<size_t>(index)].name == name) return index;
+  }
+  return std::nullopt;
+}
+
+std::string Executable::EntryPointNames() const {
+  std::string out;
+  for (int32_t index : entry_points_) {
+    if (!out.empty()) out += ", ";
+    out += functions_[static_cast<size_t>(index)].name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace strata::vm

@@ -1,0 +1,131 @@
+// Executable: a loaded, verified and resolved Strata executable file.
+//
+// Loading checks the file (serialization/reader.h: identifier, version,
+// flatbuffers verifier, bytecode verifier), then resolves it: every Library
+// function is looked up in the registry, every native module is loaded and every
+// Kernel function's symbol resolved, and tensor constants become Values. After
+// that the VM calls everything through plain function pointers; a missing
+// function or kernel is a load-time error that names it.
+//
+// Tensor constants point into the file's bytes (never copied): into the mapping
+// for MapFile, into the executable's own aligned copy otherwise. They are
+// read-only.
+//
+// Ownership and thread-safety: an Executable is immutable once loaded and is
+// shared as std::shared_ptr<const Executable> by any number of VirtualMachines
+// on any threads. It keeps the file bytes and native modules alive; values it
+// handed out (constants) keep the bytes alive on their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/status.h"
+#include "vm/kernel_abi.h"
+#include "vm/registry.h"
+#include "vm/value.h"
+
+namespace strata::vm {
+
+class NativeModule;
+
+enum class FunctionKind : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2 };
+const char* FunctionKindName(FunctionKind kind);  // "bytecode", "kernel", "library"
+
+// One entry of the function table, with everything the interpreter needs.
+struct VMFunction {
+  std::string name;
+  FunctionKind kind = FunctionKind::kBytecode;
+  // Bytecode functions.
+  int32_t num_params = 0;
+  int32_t num_registers = 0;
+  std::vector<std::string> param_names;  // one per parameter ("arg0".. when the file has none)
+  std::span<const int64_t> code;         // verified instructions, inside the file bytes
+  // Kernel functions.
+  int32_t module_index = -1;
+  std::string symbol;
+  StrataKernelFn kernel = nullptr;  // resolved at load (null when not resolved)
+  // Library functions.
+  LibraryFunction library;  // resolved at load (fn null when not resolved)
+};
+
+// Description of a native module, for inspection.
+struct NativeModuleInfo {
+  std::string format;
+  std::string target_triple;
+  std::string cpu;
+  size_t code_size = 0;
+  std::vector<std::string> symbols;
+};
+
+struct LoadOptions {
+  // Look up library functions and load native modules. Without it the file is
+  // only verified and described (`strata inspect`); it cannot be run.
+  bool resolve = true;
+};
+
+class Executable {
+ public:
+  // Copies `bytes` into an aligned buffer owned by the executable.
+  static StatusOr<std::shared_ptr<const Executable>> LoadFromBytes(std::span<const uint8_t> bytes,
+                                                                   const LoadOptions& options = {});
+  // Reads the file into an aligned buffer.
+  static StatusOr<std::shared_ptr<const Executable>> LoadFromFile(const std::string& path,
+                                                                  const LoadOptions& options = {});
+  // Maps the file (read-only data, copy-on-write pages); constants point into
+  // the mapping, so weights are neither copied nor read until used.
+  static StatusOr<std::shared_ptr<const Executable>> MapFile(const std::string& path,
+                                                             const LoadOptions& options = {});
+
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  uint32_t format_major() const { return format_major_; }
+  uint32_t format_minor() const { return format_minor_; }
+  const std::string& producer() const { return producer_; }
+
+  std::span<const VMFunction> functions() const { return functions_; }
+  std::span<const Value> constants() const { return constants_; }
+  std::span<const NativeModuleInfo> native_modules() const { return module_info_; }
+  // Indices into functions() of the functions callable from outside.
+  std::span<const int32_t> entry_points() const { return entry_points_; }
+  // The entry point called `name`, or nullopt.
+  std::optional<int32_t> FindEntryPoint(std::string_view name) const;
+  // "main, helper": the entry points' names, for messages.
+  std::string EntryPointNames() const;
+
+  // True when library functions and kernels were resolved (LoadOptions::resolve).
+  bool resolved() const { return resolved_; }
+  // The file bytes (the mapping for MapFile).
+  std::span<const uint8_t> bytes() const { return bytes_; }
+  bool is_mapped() const { return mapped_; }
+
+ private:
+  struct Buffer;
+  Executable() = default;
+  static StatusOr<std::shared_ptr<const Executable>> Load(std::shared_ptr<Buffer> buffer, bool mapped,
+                                                          const LoadOptions& options);
+  Status Resolve();
+
+  std::shared_ptr<Buffer> buffer_;
+  std::span<const uint8_t> bytes_;
+  bool mapped_ = false;
+  bool resolved_ = false;
+  uint32_t format_major_ = 0;
+  uint32_t format_minor_ = 0;
+  std::string producer_;
+  std::vector<VMFunction> functions_;
+  std::vector<Value> constants_;
+  std::vector<NativeModuleInfo> module_info_;
+  std::vector<std::span<const uint8_t>> module_code_;
+  std::vector<std::unique_ptr<NativeModule>> modules_;
+  std::vector<int32_t> entry_points_;
+};
+
+}  // namespace strata::vm

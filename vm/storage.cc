@@ -1,0 +1,19 @@
+// Storage allocation and release.
+#include "vm/storage.h"
+
+namespace strata::vm {
+
+StatusOr<Ref<Storage>> Storage::Allocate(int64_t nbytes, int64_t alignment, DLDevice device) {
+  STRATA_ASSIGN_OR_RETURN(void* data, AllocateDeviceMemory(device, nbytes, alignment));
+  return Ref<Storage>(new Storage(data, nbytes, device, /*owns=*/true, nullptr));
+}
+
+Ref<Storage> Storage::WrapExternal(void* data, int64_t nbytes, DLDevice device, std::shared_ptr<const void> owner) {
+  return Ref<Storage>(new Storage(data, nbytes, device, /*owns=*/false, std::move(owner)));
+}
+
+Storage::~Storage() {
+  if (owns_memory()) FreeDeviceMemory(device_, data_);
+}
+
+}  // namespace strata::vm

@@ -1,0 +1,48 @@
+// Storage: a reference-counted block of device memory that tensors view.
+//
+// `vm.builtin.alloc_storage` creates one and `alloc_tensor_from_storage` carves
+// tensors out of it (memory planning reuses one storage for several tensors).
+// A storage either owns its memory (freed with the last reference) or wraps
+// memory owned by someone else, kept alive through `owner` (e.g. the mapped
+// executable file that tensor constants point into).
+//
+// Thread-safety: immutable after creation; the bytes it holds are not
+// synchronized (writers are the kernels the program runs).
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "support/status.h"
+#include "vm/device.h"
+#include "vm/object.h"
+
+namespace strata::vm {
+
+class Storage final : public Object {
+ public:
+  // Allocates `nbytes` on `device`, aligned to max(alignment, kDefaultAlignment).
+  static StatusOr<Ref<Storage>> Allocate(int64_t nbytes, int64_t alignment, DLDevice device = kCpuDevice);
+  // Wraps memory this storage does not own; `owner` is held until the storage dies.
+  static Ref<Storage> WrapExternal(void* data, int64_t nbytes, DLDevice device, std::shared_ptr<const void> owner);
+
+  void* data() const { return data_; }
+  int64_t nbytes() const { return nbytes_; }
+  DLDevice device() const { return device_; }
+  bool owns_memory() const { return owns_; }
+
+ private:
+  Storage(void* data, int64_t nbytes, DLDevice device, bool owns, std::shared_ptr<const void> owner)
+      : data_(data), nbytes_(nbytes), device_(device), owns_(owns), owner_(std::move(owner)) {}
+  ~Storage() override;
+
+  void* data_;
+  int64_t nbytes_;
+  DLDevice device_;
+  bool owns_;
+  std::shared_ptr<const void> owner_;
+};
+
+}  // namespace strata::vm

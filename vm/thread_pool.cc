@@ -1,0 +1,198 @@
+// ThreadPool: static chunking over persistent workers; see thread_pool.h.
+//
+// Jobs are handed to workers through a generation counter under one mutex;
+// workers and the caller first wait briefly (yielding) for the next job or for
+// completion, then block on condition variables. The caller holds `job_mutex` for the whole job, taken with try_lock: a
+// second caller never waits for the pool, it runs serially, which keeps the pool free of lock ordering problems (a
+// kernel running on a worker never blocks on the pool either, because nested loops are detected through the thread's
+// current job).
+#include "vm/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "vm/kernel_runtime.h"
+
+namespace strata::vm {
+
+struct ThreadPool::Job {
+  int64_t n = 0;
+  StrataParallelBody body = nullptr;
+  void* closure = nullptr;
+  int num_chunks = 1;
+  std::atomic<int32_t> first_code{0};
+  std::mutex error_mutex;
+  bool has_error = false;
+  std::string error;
+
+  void RunChunk(int chunk);
+};
+
+namespace {
+
+// The job whose chunk this thread is running, or null outside of pool jobs.
+thread_local ThreadPool::Job* t_current_job = nullptr;
+
+// Waits briefly before blocking: a kernel's parallel loops usually follow each
+// other within microseconds, and a futex sleep/wake per loop costs more than a
+// small loop's work. The wait yields the CPU rather than busy-spinning, so when
+// there are more runnable threads than cores (other services, other VM threads)
+// the thread it waits for can run on the same core. It is bounded, so idle
+// workers still go to sleep.
+constexpr int kSpinIterations = 64;
+constexpr int kYieldIterations = 64;
+
+// Calls `done` until it returns true or the spin budget is spent.
+template <typename Done>
+bool WaitBriefly(Done done) {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  for (int i = 0; i < kYieldIterations; ++i) {
+    if (done()) return true;
+    std::this_thread::yield();
+  }
+  return done();
+}
+
+}  // namespace
+
+void ThreadPool::Job::RunChunk(int chunk) {
+  // Balanced static split: the first n % chunks chunks get one extra iteration.
+  int64_t base = n / num_chunks;
+  int64_t rem = n % num_chunks;
+  int64_t begin = chunk * base + std::min<int64_t>(chunk, rem);
+  int64_t end = begin + base + (chunk < rem ? 1 : 0);
+  Job* saved = t_current_job;
+  t_current_job = this;
+  int32_t code = body(begin, end, closure);
+  t_current_job = saved;
+  if (code != 0) {
+    int32_t expected = 0;
+    first_code.compare_exchange_strong(expected, code);
+  }
+}
+
+class ThreadPool::Impl {
+ public:
+  explicit Impl(int num_workers) {
+    workers_.reserve(num_workers);
+    for (int i = 0; i < num_workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_.store(true);
+    }
+    work_cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  // Held by the thread that owns the pool for one job (try_lock only).
+  std::mutex job_mutex;
+
+  void Run(Job* job) {
+    {
+      // Published under mu_, so a worker reads job_, num_chunks_ and generation_
+      // of one and the same job.
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = job;
+      num_chunks_ = job->num_chunks;
+      pending_.store(job->num_chunks - 1);
+      generation_.store(generation_.load() + 1, std::memory_order_release);
+    }
+    work_cv_.notify_all();
+    job->RunChunk(0);
+    WaitBriefly([this] { return pending_.load(std::memory_order_acquire) == 0; });
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+    // A worker that wakes late must not see this job (it lives on the caller's stack).
+    job_ = nullptr;
+    num_chunks_ = 0;
+  }
+
+ private:
+  void WorkerLoop(int chunk) {
+    uint64_t seen = 0;
+    for (;;) {
+      WaitBriefly([&] { return generation_.load(std::memory_order_acquire) != seen || stop_.load(); });
+      Job* job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+        if (stop_.load()) return;
+        seen = generation_.load();
+        if (chunk >= num_chunks_) continue;  // not needed for this job
+        job = job_;
+      }
+      job->RunChunk(chunk);
+      // The job may be gone as soon as pending_ reaches 0; only the pool is touched after.
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_cv_.notify_one();
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  // Written under mu_; also read without it while spinning.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> pending_{0};
+  // Guarded by mu_.
+  Job* job_ = nullptr;
+  int num_chunks_ = 0;
+  std::vector<std::thread> workers_;
+};
+
+ThreadPool& ThreadPool::Global() {
+  // Function-local static: created on first use, workers joined at exit.
+  static ThreadPool pool(std::max(0, KernelThreadCount() - 1));
+  return pool;
+}
+
+ThreadPool::ThreadPool(int num_workers) : num_workers_(num_workers), impl_(new Impl(num_workers)) {}
+
+ThreadPool::~ThreadPool() { delete impl_; }
+
+int32_t ThreadPool::ParallelFor(int64_t n, StrataParallelBody body, void* closure, std::string* out_error) {
+  if (n <= 0) return 0;
+  int num_chunks = static_cast<int>(std::min<int64_t>(num_threads(), n));
+  // Serial cases: nothing to split, a loop nested in a chunk, or the pool is busy
+  // with another caller's job. Messages then go straight to set_error's normal path.
+  if (num_chunks <= 1 || t_current_job != nullptr || !impl_->job_mutex.try_lock()) {
+    return body(0, n, closure);
+  }
+  Job job;
+  job.n = n;
+  job.body = body;
+  job.closure = closure;
+  job.num_chunks = num_chunks;
+  impl_->Run(&job);
+  impl_->job_mutex.unlock();
+  if (job.has_error) *out_error = std::move(job.error);
+  return job.first_code.load();
+}
+
+bool ThreadPool::RecordErrorInCurrentJob(const char* message) {
+  Job* job = t_current_job;
+  if (job == nullptr) return false;
+  std::lock_guard<std::mutex> lock(job->error_mutex);
+  if (!job->has_error) {
+    job->has_error = true;
+    job->error = message ? message : "";
+  }
+  return true;
+}
+
+}  // namespace strata::vm

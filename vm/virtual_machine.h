@@ -1,0 +1,85 @@
+// VirtualMachine: the register-based interpreter of Strata bytecode (vm/bytecode.h).
+//
+// A VM runs the functions of one Executable. Each bytecode call gets a frame of
+// `num_registers` Values on one growing register stack; Call to a library
+// function passes pointers to registers, constants and immediates (no heap
+// allocation up to kMaxInlineArgs arguments); Call to a kernel builds its
+// StrataKernelArg array on the stack (Tensor -> tensor, Shape -> one i64 per
+// dimension, Int -> i64, Float -> f64). The bytecode was verified at load time,
+// so the dispatch loop does no bounds checks of its own.
+//
+// Thread-safety: a VM is used by one thread at a time. Any number of VMs on any
+// threads may share one Executable. After an error the VM is reset and can run
+// the next call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "support/status.h"
+#include "vm/executable.h"
+#include "vm/value.h"
+
+namespace strata::vm {
+
+class VirtualMachine {
+ public:
+  // Arguments a call passes without allocating (more fall back to the heap).
+  static constexpr int kMaxInlineArgs = 32;
+  // Nested bytecode calls before "call stack overflow".
+  static constexpr int kMaxCallDepth = 1024;
+  // Registers of all live frames together.
+  static constexpr int64_t kMaxStackRegisters = int64_t{1} << 22;
+
+  explicit VirtualMachine(std::shared_ptr<const Executable> executable);
+
+  // Runs the entry point `function_name` with `args` and returns its result.
+  // Errors: unknown name (the message lists the entry points), wrong argument
+  // count (with the parameter names), and anything the program reports.
+  StatusOr<Value> Invoke(std::string_view function_name, std::span<const Value> args);
+  // Runs the bytecode function functions()[function_index] (need not be an entry point).
+  StatusOr<Value> InvokeFunction(int32_t function_index, std::span<const Value> args);
+
+  const std::shared_ptr<const Executable>& executable() const { return executable_; }
+
+  // Bytecode is a full programming language: a hostile or damaged executable can
+  // loop forever, which verification cannot rule out. These two controls bound a
+  // call. Both are checked at every backward jump and every bytecode-to-bytecode
+  // call, the only ways a program can run for longer than its length.
+  //
+  // Once `*flag` becomes true (set from any thread), the running Invoke fails
+  // with "cancelled". Null (the default) disables the check. The flag must
+  // outlive the calls that use it.
+  void SetCancellationFlag(const std::atomic<bool>* flag) { cancel_flag_ = flag; }
+  // At most `budget` backward jumps and bytecode calls per Invoke; -1 (the
+  // default) is unlimited. Exceeding it fails with "step budget exhausted".
+  void SetStepBudget(int64_t budget) { step_budget_ = budget; }
+
+ private:
+  struct Frame {
+    const VMFunction* function;
+    const int64_t* return_pc;  // in the caller
+    int64_t base;              // first register of this frame on the stack
+    int64_t caller_dst;        // caller register that receives the result
+  };
+
+  Status Run(const VMFunction& entry, Value* out_result);
+  Status CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs, const Value* regs);
+  Status InstructionError(const Frame& frame, const int64_t* pc, const Status& cause) const;
+  // Charges one step; an error when the budget is spent or the call was cancelled.
+  Status Step(const int64_t* pc);
+  void Reset();
+
+  std::shared_ptr<const Executable> executable_;
+  std::vector<Value> registers_;
+  std::vector<Frame> frames_;
+  const std::atomic<bool>* cancel_flag_ = nullptr;
+  int64_t step_budget_ = -1;
+  int64_t steps_left_ = -1;  // of the running Invoke
+};
+
+}  // namespace strata::vm
