@@ -1,0 +1,157 @@
+// HostTarget: see host_target.h.
+#include "compiler/codegen/llvm/host_target.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Analysis/TargetTransformInfo.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CodeGen.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "compiler/codegen/llvm/system_linker.h"
+
+namespace strata::codegen {
+namespace {
+
+void InitializeLlvmTargetsOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+// "+avx2,+fma,-avx512f,..." in a stable (sorted) order, so the generated code and
+// the function attributes do not depend on hash-map iteration order.
+std::string HostFeatures() {
+  llvm::StringMap<bool> features;
+  if (!llvm::sys::getHostCPUFeatures(features)) return "";
+  std::vector<std::string> items;
+  for (const auto& entry : features) items.push_back((entry.second ? "+" : "-") + entry.first().str());
+  std::sort(items.begin(), items.end(),
+            [](const std::string& a, const std::string& b) { return a.substr(1) < b.substr(1); });
+  std::string joined;
+  for (const std::string& item : items) {
+    if (!joined.empty()) joined += ",";
+    joined += item;
+  }
+  return joined;
+}
+
+// The vector register width LLVM's cost model uses for this CPU (it accounts for
+// CPUs that prefer 256-bit vectors despite having AVX-512).
+int VectorRegisterBits(llvm::TargetMachine& machine, const TargetInfo& info) {
+  llvm::LLVMContext context;
+  llvm::Module module("probe", context);
+  module.setDataLayout(machine.createDataLayout());
+  auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+                                    llvm::GlobalValue::ExternalLinkage, "probe", module);
+  if (!info.cpu.empty()) fn->addFnAttr("target-cpu", info.cpu);
+  if (!info.features.empty()) fn->addFnAttr("target-features", info.features);
+  llvm::TargetTransformInfo tti = machine.getTargetTransformInfo(*fn);
+  auto bits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
+  return bits >= 128 ? static_cast<int>(bits) : 128;
+}
+
+llvm::CodeGenOpt::Level CodeGenLevel(int opt_level) {
+  switch (opt_level) {
+    case 0:
+      return llvm::CodeGenOpt::None;
+    case 1:
+      return llvm::CodeGenOpt::Less;
+    case 2:
+      return llvm::CodeGenOpt::Default;
+    default:
+      return llvm::CodeGenOpt::Aggressive;
+  }
+}
+
+}  // namespace
+
+StatusOr<HostTarget> CreateHostTarget(const CodegenOptions& options) {
+  InitializeLlvmTargetsOnce();
+  HostTarget target;
+  target.triple = llvm::sys::getDefaultTargetTriple();
+  std::string error;
+  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  if (llvm_target == nullptr) {
+    return Status(ErrorStatus() << "LLVM has no target for host triple " << target.triple << ": " << error);
+  }
+  // An explicit CPU brings its own features; the host CPU gets the host's.
+  target.info.cpu = options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
+  target.info.features = !options.features.empty() ? options.features : options.cpu.empty() ? HostFeatures() : "";
+
+  llvm::TargetOptions target_options;  // IEEE floating point: no fast-math flags
+  target.machine.reset(llvm_target->createTargetMachine(target.triple, target.info.cpu, target.info.features,
+                                                        target_options, llvm::Reloc::PIC_, std::nullopt,
+                                                        CodeGenLevel(options.opt_level)));
+  if (!target.machine) {
+    return Status(ErrorStatus() << "cannot create an LLVM target machine for " << target.triple << " (cpu "
+                                << target.info.cpu << ")");
+  }
+  target.info.vector_bits = VectorRegisterBits(*target.machine, target.info);
+  llvm::Triple triple(target.triple);
+  target.vector_math_library = triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
+                               triple.isGNUEnvironment() && LinkerFindsLibrary("mvec");
+  return target;
+}
+
+void ConfigureModule(llvm::Module& module, const HostTarget& target) {
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(target.machine->createDataLayout());
+  module.setPICLevel(llvm::PICLevel::BigPIC);
+}
+
+void OptimizeModule(llvm::Module& module, const HostTarget& target, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = opt_level >= 2;
+  tuning.SLPVectorization = opt_level >= 2;
+  tuning.LoopUnrolling = opt_level >= 1;
+  tuning.LoopInterleaving = opt_level >= 2;
+  llvm::PassBuilder builder(target.machine.get(), tuning);
+  // Registered before the defaults, so this library info (with libmvec's vector
+  // variants when available) is the one every pass sees.
+  llvm::Triple triple(module.getTargetTriple());
+  llvm::TargetLibraryInfoImpl library_info(triple);
+  if (target.vector_math_library) {
+    library_info.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+  }
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0
+                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
+                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                   : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager passes = level == llvm::OptimizationLevel::O0 ? builder.buildO0DefaultPipeline(level)
+                                                                        : builder.buildPerModuleDefaultPipeline(level);
+  passes.run(module, mam);
+}
+
+StatusOr<std::vector<uint8_t>> EmitObjectFile(llvm::Module& module, const HostTarget& target) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream stream(buffer);
+  llvm::legacy::PassManager passes;
+  if (target.machine->addPassesToEmitFile(passes, stream, nullptr, llvm::CGFT_ObjectFile)) {
+    return Status(ErrorStatus() << "the LLVM target for " << target.triple << " cannot emit object files");
+  }
+  passes.run(module);
+  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+}
+
+}  // namespace strata::codegen

@@ -1,0 +1,29 @@
+// SystemLinker: turns one relocatable object into a shared object with the
+// system toolchain, at compile time only.
+//
+// The runtime never links anything; it dlopens the bytes produced here. The
+// object is written to a private temporary directory, linked by `cc` (or `ld`
+// when there is no C compiler driver), read back and the directory removed.
+// STRATA_LINKER overrides the driver (any cc-compatible command).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "support/status.h"
+
+namespace strata::codegen {
+
+// Links `object` with libm, libc and `libraries` (names as for -l: "mvec") into a
+// shared object and returns its bytes. Errors carry the command line and the
+// linker's output.
+StatusOr<std::vector<uint8_t>> LinkSharedObject(std::span<const uint8_t> object,
+                                                const std::vector<std::string>& libraries = {});
+
+// Whether the compiler driver finds the shared library `lib<name>.so` (asked once
+// per process and name, with `cc -print-file-name`). False without a driver.
+bool LinkerFindsLibrary(const std::string& name);
+
+}  // namespace strata::codegen

@@ -1,0 +1,165 @@
+// The runtime side of the kernel ABI: parallel_for, the error channel, workspace
+// memory, and NativeModule loading (bad bytes, ABI version, symbol lookup).
+#include "vm/kernel_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <thread>
+#include <vector>
+
+#include "vm/kernel_abi.h"
+#include "vm/native_module.h"
+
+namespace strata::vm {
+namespace {
+
+struct CountClosure {
+  std::vector<std::atomic<int>>* counts;
+};
+
+int32_t CountBody(int64_t begin, int64_t end, void* closure) {
+  auto* c = static_cast<CountClosure*>(closure);
+  for (int64_t i = begin; i < end; ++i) (*c->counts)[i].fetch_add(1);
+  return 0;
+}
+
+void ExpectEachIndexOnce(int64_t n) {
+  std::vector<std::atomic<int>> counts(n);
+  CountClosure closure{&counts};
+  ASSERT_EQ(GetKernelRuntimeApi()->parallel_for(n, &CountBody, &closure), 0);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(counts[i].load(), 1) << "index " << i << " of " << n;
+}
+
+TEST(KernelRuntime, ParallelForCoversTheRangeOnce) {
+  EXPECT_GE(KernelThreadCount(), 1);
+  EXPECT_EQ(GetKernelRuntimeApi()->abi_version, static_cast<uint32_t>(STRATA_KERNEL_ABI_VERSION));
+  for (int64_t n : {0, 1, 2, 3, 7, 64, 1000, 100003}) ExpectEachIndexOnce(n);
+}
+
+int32_t NestedBody(int64_t begin, int64_t end, void* closure) {
+  for (int64_t i = begin; i < end; ++i) {
+    int32_t rc = GetKernelRuntimeApi()->parallel_for(10, &CountBody, closure);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+TEST(KernelRuntime, NestedParallelForRunsSerially) {
+  std::vector<std::atomic<int>> counts(10);
+  CountClosure closure{&counts};
+  ASSERT_EQ(GetKernelRuntimeApi()->parallel_for(8, &NestedBody, &closure), 0);
+  for (auto& c : counts) EXPECT_EQ(c.load(), 8);
+}
+
+// Fails in the chunk that holds the last index, with a message.
+int32_t FailLastBody(int64_t begin, int64_t end, void* closure) {
+  int64_t n = *static_cast<int64_t*>(closure);
+  if (end == n) {
+    GetKernelRuntimeApi()->set_error("chunk failed");
+    return 7;
+  }
+  return 0;
+}
+
+TEST(KernelRuntime, ErrorFromAChunkReachesTheCaller) {
+  TakeKernelError();
+  int64_t n = 1000;
+  EXPECT_EQ(GetKernelRuntimeApi()->parallel_for(n, &FailLastBody, &n), 7);
+  EXPECT_EQ(TakeKernelError(), "chunk failed");
+  EXPECT_EQ(TakeKernelError(), "");  // cleared on read
+}
+
+TEST(KernelRuntime, ConcurrentCallersAllComplete) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&failures] {
+      for (int iteration = 0; iteration < 200; ++iteration) {
+        std::vector<std::atomic<int>> counts(257);
+        CountClosure closure{&counts};
+        if (GetKernelRuntimeApi()->parallel_for(257, &CountBody, &closure) != 0) failures++;
+        for (auto& c : counts) {
+          if (c.load() != 1) failures++;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(KernelRuntime, WorkspaceIsAlignedAndReportsBadSizes) {
+  const StrataRuntimeApi* api = GetKernelRuntimeApi();
+  for (int64_t bytes : {0, 1, 63, 64, 1000, 1 << 20}) {
+    void* p = api->alloc_workspace(bytes);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    api->free_workspace(p);
+  }
+  TakeKernelError();
+  EXPECT_EQ(api->alloc_workspace(-5), nullptr);
+  EXPECT_EQ(TakeKernelError(), "alloc_workspace: invalid size -5 bytes");
+}
+
+TEST(NativeModule, RejectsBytesThatAreNotASharedObject) {
+  std::vector<uint8_t> junk = {1, 2, 3, 4, 5};
+  StatusOr<std::unique_ptr<NativeModule>> module = NativeModule::Load(junk, "native_modules[3]");
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().message().rfind("native_modules[3]: cannot load kernel module: ", 0), 0u)
+      << module.status().message();
+  EXPECT_FALSE(NativeModule::Load({}, "native_modules[0]").ok());
+}
+
+// Builds a shared object from C source with the system compiler; empty if there
+// is none (the test is then skipped).
+std::vector<uint8_t> BuildSharedObject(const std::string& source, const std::string& tag) {
+  std::string dir = ::testing::TempDir();
+  std::string c_path = dir + "/strata_" + tag + ".c";
+  std::string so_path = dir + "/strata_" + tag + ".so";
+  std::ofstream(c_path) << source;
+  std::string command = "cc -shared -fPIC -o " + so_path + " " + c_path + " 2>/dev/null";
+  if (std::system(command.c_str()) != 0) return {};
+  std::ifstream in(so_path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(c_path.c_str());
+  std::remove(so_path.c_str());
+  return bytes;
+}
+
+TEST(NativeModule, ChecksTheKernelAbiVersion) {
+  std::vector<uint8_t> bytes =
+      BuildSharedObject("const unsigned strata_kernel_abi_version = 2;\nconst void* strata_runtime_api;\n", "abi_v2");
+  if (bytes.empty()) GTEST_SKIP() << "no C compiler";
+  StatusOr<std::unique_ptr<NativeModule>> module = NativeModule::Load(bytes, "native_modules[0]");
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().message(), "native_modules[0]: kernel ABI version 2, runtime supports 1");
+}
+
+TEST(NativeModule, SetsTheApiTableAndLooksUpOnlyItsOwnSymbols) {
+  std::vector<uint8_t> bytes = BuildSharedObject(
+      "#include <stdint.h>\n"
+      "const uint32_t strata_kernel_abi_version = 1;\n"
+      "const void* strata_runtime_api;\n"
+      "int32_t strata_kernel_api_is_set(const void* args, int32_t n) { return strata_runtime_api != 0; }\n"
+      "int snprintf_user(char* b) { return __builtin_snprintf(b, 4, \"x\"); }\n",
+      "lookup");
+  if (bytes.empty()) GTEST_SKIP() << "no C compiler";
+  StatusOr<std::unique_ptr<NativeModule>> module = NativeModule::Load(bytes, "native_modules[1]");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  StatusOr<StrataKernelFn> fn = (*module)->Lookup("strata_kernel_api_is_set");
+  ASSERT_TRUE(fn.ok()) << fn.status().message();
+  EXPECT_EQ((*fn)(nullptr, 0), 1);
+  StatusOr<StrataKernelFn> missing = (*module)->Lookup("strata_kernel_missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "native_modules[1]: kernel symbol 'strata_kernel_missing' not found");
+  // snprintf is visible through the module's dependencies, but is not its kernel.
+  EXPECT_FALSE((*module)->Lookup("snprintf").ok());
+}
+
+}  // namespace
+}  // namespace strata::vm
