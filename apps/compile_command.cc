@@ -1,0 +1,77 @@
+// strata compile: text IR -> executable file.
+#include <cstdio>
+#include <fstream>
+
+#include "apps/commands.h"
+#include "apps/option_parsing.h"
+#include "compiler/driver/compile.h"
+
+namespace strata::apps {
+namespace {
+
+// "ANCHOR:PASS" -> {ANCHOR, PASS}.
+bool SplitPassInsertion(const std::string& text, std::pair<std::string, std::string>* out) {
+  size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
+  *out = {text.substr(0, colon), text.substr(colon + 1)};
+  return true;
+}
+
+}  // namespace
+
+int RunCompileCommand(const std::vector<std::string>& args) {
+  po::options_description options("compile options");
+  options.add_options()("help,h", "show this help")(
+      "input", po::value<std::string>()->required(), "the .sir file to compile")(
+      "output,o", po::value<std::string>()->required(), "the executable to write (.stx)")(
+      "dump-ir", po::value<std::string>(), "write the module after every pass that changed it into this directory")(
+      "pass-before", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS before ANCHOR")(
+      "pass-after", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS after ANCHOR")(
+      "time-passes", "print the wall time of every pass")(
+      "dump-llvm-ir", po::value<std::string>(), "write the optimized LLVM IR of the tensor programs to this file");
+  po::positional_options_description positional;
+  positional.add("input", 1);
+  po::variables_map vm;
+  int exit_code = 0;
+  if (!ParseCommandLine("compile", args, options, positional, &vm, &exit_code)) return exit_code;
+
+  driver::CompileOptions compile_options;
+  if (vm.count("dump-ir")) compile_options.dump_ir_dir = vm["dump-ir"].as<std::string>();
+  if (vm.count("dump-llvm-ir")) compile_options.codegen.dump_llvm_ir_path = vm["dump-llvm-ir"].as<std::string>();
+  compile_options.print_pass_timing = vm.count("time-passes") != 0;
+  for (const char* key : {"pass-before", "pass-after"}) {
+    if (!vm.count(key)) continue;
+    for (const std::string& text : vm[key].as<std::vector<std::string>>()) {
+      std::pair<std::string, std::string> insertion;
+      if (!SplitPassInsertion(text, &insertion)) {
+        std::fprintf(stderr, "strata compile: --%s expects ANCHOR:PASS, got '%s'\n", key, text.c_str());
+        return 2;
+      }
+      (std::string(key) == "pass-before" ? compile_options.passes_before : compile_options.passes_after)
+          .push_back(insertion);
+    }
+  }
+
+  const std::string input = vm["input"].as<std::string>();
+  const std::string output = vm["output"].as<std::string>();
+  StatusOr<ir::IRModule> module = driver::LoadModuleFile(input);
+  if (!module.ok()) {
+    std::fprintf(stderr, "%s\n", module.status().message().c_str());
+    return 1;
+  }
+  StatusOr<std::vector<uint8_t>> bytes = driver::Compile(std::move(module).value(), compile_options);
+  if (!bytes.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", input.c_str(), bytes.status().message().c_str());
+    return 1;
+  }
+  std::ofstream out(output, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "strata compile: cannot write '%s'\n", output.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace strata::apps

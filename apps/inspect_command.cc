@@ -1,0 +1,35 @@
+// strata inspect: describe an executable without running it.
+#include <cstdio>
+
+#include "apps/commands.h"
+#include "apps/option_parsing.h"
+#include "vm/disassembler.h"
+#include "vm/executable.h"
+
+namespace strata::apps {
+
+int RunInspectCommand(const std::vector<std::string>& args) {
+  po::options_description options("inspect options");
+  options.add_options()("help,h", "show this help")("executable", po::value<std::string>()->required(),
+                                                     "the executable (.stx)");
+  po::positional_options_description positional;
+  positional.add("executable", 1);
+  po::variables_map vm;
+  int exit_code = 0;
+  if (!ParseCommandLine("inspect", args, options, positional, &vm, &exit_code)) return exit_code;
+
+  const std::string path = vm["executable"].as<std::string>();
+  // Inspection verifies the file but neither loads native code nor needs the
+  // library functions it names, so files built for another machine can be read.
+  vm::LoadOptions load_options;
+  load_options.resolve = false;
+  auto executable = vm::Executable::MapFile(path, load_options);
+  if (!executable.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", path.c_str(), executable.status().message().c_str());
+    return 1;
+  }
+  std::fputs(vm::DescribeExecutable(**executable).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace strata::apps

@@ -1,0 +1,105 @@
+// Compile driver: parse -> pipeline -> VM codegen + LLVM codegen -> executable.
+#include "compiler/driver/compile.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/ir/parser.h"
+#include "compiler/ir/printer.h"
+#include "compiler/transform/pipeline.h"
+#include "compiler/transform/vm_codegen.h"
+#include "serialization/writer.h"
+
+namespace strata::driver {
+namespace {
+
+Status WriteTextFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return ErrorStatus() << "cannot write '" << path.string() << "'";
+  return Status::Ok();
+}
+
+StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
+  transform::Pipeline pipeline = transform::DefaultPipeline();
+  for (const auto& [anchor, name] : options.passes_before) {
+    STRATA_ASSIGN_OR_RETURN(transform::Pass pass, transform::GetPass(name));
+    STRATA_RETURN_IF_ERROR(pipeline.InsertBefore(anchor, std::move(pass)));
+  }
+  for (const auto& [anchor, name] : options.passes_after) {
+    STRATA_ASSIGN_OR_RETURN(transform::Pass pass, transform::GetPass(name));
+    STRATA_RETURN_IF_ERROR(pipeline.InsertAfter(anchor, std::move(pass)));
+  }
+  return pipeline;
+}
+
+}  // namespace
+
+StatusOr<ir::IRModule> LoadModuleFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrorStatus() << "cannot open '" << path << "'";
+  std::stringstream text;
+  text << in.rdbuf();
+  return ir::ParseModule(text.str(), path);
+}
+
+StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options) {
+  STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, BuildPipeline(options));
+  Status dump_status;
+  if (!options.dump_ir_dir.empty()) {
+    std::filesystem::path dir(options.dump_ir_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return ErrorStatus() << "--dump-ir: cannot create '" << dir.string() << "': " << ec.message();
+    STRATA_RETURN_IF_ERROR(WriteTextFile(dir / "00-Input.sir", ir::PrintModule(module)));
+    pipeline.SetAfterPassCallback([dir, &dump_status](size_t index, const std::string& name, const ir::IRModule& m, bool changed) {
+      if (!changed || !dump_status.ok()) return;
+      char prefix[16];
+      std::snprintf(prefix, sizeof(prefix), "%02zu-", index + 1);
+      dump_status = WriteTextFile(dir / (prefix + name + ".sir"), ir::PrintModule(m));
+    });
+  }
+  STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, pipeline.Run(std::move(module)));
+  STRATA_RETURN_IF_ERROR(dump_status);
+  if (options.print_pass_timing) {
+    for (const transform::PassTiming& t : pipeline.timings()) {
+      std::fprintf(stderr, "%-24s %9.3f ms\n", t.name.c_str(), t.milliseconds);
+    }
+  }
+  return lowered;
+}
+
+StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options) {
+  STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, Lower(std::move(module), options));
+  STRATA_ASSIGN_OR_RETURN(serialization::ExecutableSpec spec, transform::CodegenVM(lowered));
+
+  std::vector<std::pair<std::string, tir::PrimFunc>> programs;
+  for (const auto& [name, func] : lowered.functions()) {
+    if (const auto* prim = std::get_if<tir::PrimFunc>(&func)) programs.emplace_back(name, *prim);
+  }
+  if (!programs.empty()) {
+    STRATA_ASSIGN_OR_RETURN(codegen::CompiledKernels kernels,
+                            codegen::CompileTensorPrograms(programs, options.codegen));
+    serialization::NativeModuleSpec native;
+    native.target_triple = kernels.target_triple;
+    native.cpu = kernels.cpu;
+    native.code = std::move(kernels.shared_object);
+    for (serialization::FunctionSpec& f : spec.functions) {
+      if (f.kind != serialization::FunctionKindSpec::kKernel) continue;
+      auto it = kernels.symbols.find(f.symbol);
+      if (it == kernels.symbols.end()) {
+        return ErrorStatus() << "internal: no compiled kernel for tensor program '" << f.symbol << "'";
+      }
+      f.symbol = it->second;
+      f.module_index = 0;
+    }
+    for (const auto& [name, symbol] : kernels.symbols) native.symbols.push_back(symbol);
+    spec.native_modules.push_back(std::move(native));
+  }
+  return serialization::WriteExecutable(spec);
+}
+
+}  // namespace strata::driver

@@ -1,0 +1,41 @@
+// The compile driver: source file -> executable bytes.
+//
+// Reads a text-IR module, runs the lowering pipeline (transform/pipeline.h),
+// generates bytecode for the graph functions and native code for the tensor
+// programs, and writes one executable. Every step reports user errors as a
+// Status; --dump-ir support writes the module after each pass that changed it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/llvm/codegen_llvm.h"
+#include "compiler/ir/module.h"
+#include "compiler/transform/pass.h"
+#include "support/status.h"
+
+namespace strata::driver {
+
+struct CompileOptions {
+  // When non-empty, the module is written to DIR/NN-PassName.sir after every pass
+  // that changed it (and DIR/00-Input.sir before the first).
+  std::string dump_ir_dir;
+  // Passes inserted into the default pipeline: {"Anchor", "RegisteredPassName"}.
+  std::vector<std::pair<std::string, std::string>> passes_before;
+  std::vector<std::pair<std::string, std::string>> passes_after;
+  // Print per-pass wall time to stderr.
+  bool print_pass_timing = false;
+  codegen::CodegenOptions codegen;
+};
+
+// Reads and parses a .sir file; parse errors carry file:line:col.
+StatusOr<ir::IRModule> LoadModuleFile(const std::string& path);
+
+// Lowers `module` and returns the executable file's bytes.
+StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options);
+
+// Runs the (extended) pipeline only, returning the lowered module.
+StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options);
+
+}  // namespace strata::driver

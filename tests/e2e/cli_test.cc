@@ -1,0 +1,146 @@
+// The strata tool as a user runs it: compile, run, inspect, and the errors it
+// gives for bad arguments and corrupt executables (exit code 1, one line).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/e2e/e2e_test_util.h"
+#include "vm/npy.h"
+
+namespace strata::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("strata_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    exe_ = (dir_ / "mr.stx").string();
+    std::string out;
+    ASSERT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + exe_, &out), 0) << out;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  int Run(const std::string& args, std::string* out) { return RunCommand(std::string(STRATA_BINARY) + " " + args, out); }
+  std::vector<uint8_t> ReadExecutable() {
+    std::ifstream in(exe_, std::ios::binary);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string WriteVariant(const std::string& name, const std::vector<uint8_t>& bytes) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return path;
+  }
+  fs::path dir_;
+  std::string exe_;
+};
+
+TEST_F(Cli, RunWithNpyAndInlineInputsWritesNpyOutput) {
+  std::string out;
+  std::string y = (dir_ / "y.npy").string();
+  ASSERT_EQ(Run("run " + exe_ + " --function main --input=@" + SourcePath("tests/fixtures/matmul_relu/x_3x4x2.npy") +
+                    " --input=@" + SourcePath("tests/fixtures/matmul_relu/w_3x4x2.npy") + " --output=" + y,
+                &out),
+            0)
+      << out;
+  auto actual = vm::ReadNpyFile(y);
+  ASSERT_TRUE(actual.ok()) << actual.status().message();
+  ExpectTensorNear(vm::Value::FromTensor(*actual), LoadFixture("matmul_relu/y_3x4x2.npy"), 1e-4f, 1e-4f);
+}
+
+TEST_F(Cli, RunPrintsInlineResult) {
+  std::string out;
+  ASSERT_EQ(Run("run " + exe_ + " --input=2x3xf32=1,2,3,4,5,6 --input=3x2xf32=1,-1,1,-1,1,-1", &out), 0) << out;
+  EXPECT_NE(out.find("2x2xf32=6,0,15,0"), std::string::npos) << out;
+}
+
+TEST_F(Cli, ShapeMismatchIsOneClearErrorWithExitCodeOne) {
+  std::string out;
+  EXPECT_EQ(Run("run " + exe_ + " --input=3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12 --input=5x2xf32=1,2,3,4,5,6,7,8,9,10",
+                &out),
+            1);
+  EXPECT_NE(out.find("dimension 0"), std::string::npos) << out;
+}
+
+TEST_F(Cli, BadInlineInputSaysHowManyValuesWereExpected) {
+  std::string out;
+  EXPECT_EQ(Run("run " + exe_ + " --input=2x3xf32=1,2,3 --input=3x2xf32=1,-1,1,-1,1,-1", &out), 1);
+  EXPECT_NE(out.find("6"), std::string::npos) << out;
+}
+
+TEST_F(Cli, InspectShowsVersionFunctionsBytecodeAndKernels) {
+  std::string out;
+  ASSERT_EQ(Run("inspect " + exe_, &out), 0) << out;
+  for (const char* expected : {"1.0", "main", "tir_matmul", "tir_relu", "vm.builtin.match_shape", "ret"}) {
+    EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
+  }
+}
+
+TEST_F(Cli, DumpIrWritesTheModuleAfterEachPass) {
+  std::string out;
+  fs::path dump = dir_ / "ir";
+  ASSERT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + (dir_ / "x.stx").string() +
+                    " --dump-ir " + dump.string(),
+                &out),
+            0)
+      << out;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dump)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(names.front(), "00-Input.sir");
+  bool saw_rewrite = false, saw_shape_lower = false;
+  for (const auto& n : names) {
+    saw_rewrite |= n.find("CallTIRRewrite") != std::string::npos;
+    saw_shape_lower |= n.find("VMShapeLower") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_rewrite && saw_shape_lower);
+}
+
+TEST_F(Cli, CompileErrorGivesFileLineColumn) {
+  std::string bad = (dir_ / "bad.sir").string();
+  std::ofstream(bad) << "func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {\n  return y\n}\n";
+  std::string out;
+  EXPECT_EQ(Run("compile " + bad + " -o " + (dir_ / "bad.stx").string(), &out), 1);
+  EXPECT_NE(out.find("bad.sir:2:"), std::string::npos) << out;
+}
+
+// Every corrupt variant must give exit code 1 and a one-line error, never a crash.
+void ExpectOneLineError(int code, const std::string& out, const std::string& what) {
+  EXPECT_EQ(code, 1) << what << ": " << out;
+  ASSERT_FALSE(out.empty()) << what;
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << what << ": not one line:\n" << out;
+}
+
+TEST_F(Cli, CorruptExecutablesGiveOneLineErrors) {
+  std::vector<uint8_t> good = ReadExecutable();
+  ASSERT_GT(good.size(), 64u);
+  const std::string args = " --input=2x3xf32=1,2,3,4,5,6 --input=3x2xf32=1,-1,1,-1,1,-1";
+  std::string out;
+
+  std::vector<uint8_t> truncated(good.begin(), good.begin() + good.size() / 2);
+  ExpectOneLineError(Run("run " + WriteVariant("truncated.stx", truncated) + args, &out), out, "truncated");
+
+  std::vector<uint8_t> magic = good;
+  magic[4] = 'X';
+  ExpectOneLineError(Run("run " + WriteVariant("magic.stx", magic) + args, &out), out, "wrong magic");
+  EXPECT_NE(out.find("STRX"), std::string::npos) << out;
+
+  ExpectOneLineError(Run("run " + WriteVariant("empty.stx", {}) + args, &out), out, "empty file");
+  ExpectOneLineError(Run("inspect " + WriteVariant("empty2.stx", {1, 2, 3}), &out), out, "tiny file");
+  ExpectOneLineError(Run("run " + (dir_ / "does_not_exist.stx").string() + args, &out), out, "missing file");
+
+  // Flip bytes across the file: each run either fails cleanly or runs; never crashes.
+  for (size_t pos = 0; pos < good.size(); pos += std::max<size_t>(1, good.size() / 97)) {
+    std::vector<uint8_t> flipped = good;
+    flipped[pos] ^= 0xFF;
+    int code = Run("run " + WriteVariant("flip.stx", flipped) + args, &out);
+    EXPECT_TRUE(code == 0 || code == 1) << "byte " << pos << ": exit " << code << "\n" << out;
+  }
+}
+
+}  // namespace
+}  // namespace strata::testing

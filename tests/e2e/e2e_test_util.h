@@ -1,0 +1,32 @@
+// Helpers of the end-to-end tests: compile an example, load fixtures, compare.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/executable.h"
+#include "vm/value.h"
+
+namespace strata::testing {
+
+// Absolute path of a file in the source tree.
+std::string SourcePath(const std::string& relative);
+
+// Compiles a .sir file of the source tree and loads the executable (fails the
+// test on any error).
+std::shared_ptr<const vm::Executable> CompileExample(const std::string& relative_path);
+
+// Reads a fixture .npy file (tests/fixtures/...).
+vm::Value LoadFixture(const std::string& relative_path);
+
+// Expects `actual` to be an f32 tensor equal to `expected` in shape and, within
+// a relative tolerance of `rtol` (plus absolute `atol`), in values.
+void ExpectTensorNear(const vm::Value& actual, const vm::Value& expected, float rtol = 1e-5f, float atol = 1e-5f);
+
+// Runs a shell command and returns its exit code; stdout+stderr go to *out_output.
+int RunCommand(const std::string& command, std::string* out_output);
+
+}  // namespace strata::testing
