@@ -28,6 +28,8 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "pass-before", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS before ANCHOR")(
       "pass-after", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS after ANCHOR")(
       "time-passes", "print the wall time of every pass")(
+      "cpu", po::value<std::string>(), "compile kernels for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
+      "cpu-features", po::value<std::string>(), "LLVM feature string for the kernels, e.g. +avx2,+fma,-avx512f")(
       "dump-llvm-ir", po::value<std::string>(), "write the optimized LLVM IR of the tensor programs to this file");
   po::positional_options_description positional;
   positional.add("input", 1);
@@ -39,6 +41,8 @@ int RunCompileCommand(const std::vector<std::string>& args) {
   if (vm.count("dump-ir")) compile_options.dump_ir_dir = vm["dump-ir"].as<std::string>();
   if (vm.count("dump-llvm-ir")) compile_options.codegen.dump_llvm_ir_path = vm["dump-llvm-ir"].as<std::string>();
   compile_options.print_pass_timing = vm.count("time-passes") != 0;
+  if (vm.count("cpu")) compile_options.codegen.cpu = vm["cpu"].as<std::string>();
+  if (vm.count("cpu-features")) compile_options.codegen.features = vm["cpu-features"].as<std::string>();
   for (const char* key : {"pass-before", "pass-after"}) {
     if (!vm.count(key)) continue;
     for (const std::string& text : vm[key].as<std::vector<std::string>>()) {

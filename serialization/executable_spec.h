@@ -51,6 +51,7 @@ struct NativeModuleSpec {
   std::string cpu;
   std::vector<uint8_t> code;
   std::vector<std::string> symbols;
+  std::vector<std::string> cpu_features;  // see NativeModule.cpu_features
 };
 
 struct ExecutableSpec {

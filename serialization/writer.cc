@@ -80,7 +80,8 @@ fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const
   b.ForceVectorAlignment(m.code.size(), sizeof(uint8_t), kConstantAlignment);
   auto code = b.CreateVector(m.code);
   auto symbols = b.CreateVectorOfStrings(m.symbols);
-  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, CodeChecksum(m.code));
+  auto features = b.CreateVectorOfStrings(m.cpu_features);
+  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, CodeChecksum(m.code), features);
 }
 
 }  // namespace

@@ -144,6 +144,11 @@ std::string DescribeExecutable(const Executable& exe) {
     out << "      symbols (" << m.symbols.size() << "):";
     for (const std::string& s : m.symbols) out << " " << s;
     out << "\n";
+    if (!m.cpu_features.empty()) {
+      out << "      cpu features:";
+      for (const std::string& f : m.cpu_features) out << " " << f;
+      out << "\n";
+    }
   }
   return out.str();
 }

@@ -13,6 +13,7 @@
 
 #include "serialization/format_version.h"
 #include "serialization/reader.h"
+#include "vm/cpu_features.h"
 #include "vm/native_module.h"
 
 namespace strata::vm {
@@ -221,6 +222,9 @@ StatusOr<std::shared_ptr<const Executable>> Executable::Load(std::shared_ptr<Buf
       if (m->symbols()) {
         for (const fbs::String* s : *m->symbols()) info.symbols.push_back(s ? s->str() : std::string());
       }
+      if (m->cpu_features()) {
+        for (const fbs::String* s : *m->cpu_features()) info.cpu_features.push_back(s ? s->str() : std::string());
+      }
       exe->module_info_.push_back(std::move(info));
       exe->module_code_.emplace_back(m->code()->data(), m->code()->size());
     }
@@ -236,6 +240,9 @@ Status Executable::Resolve() {
   modules_.reserve(module_code_.size());
   for (size_t i = 0; i < module_code_.size(); ++i) {
     std::string name = "native_modules[" + std::to_string(i) + "]";
+    // Before dlopen: a constructor in the code could already use the features.
+    Status cpu = CheckCpuFeatures(module_info_[i].cpu_features, module_info_[i].cpu);
+    if (!cpu.ok()) return Status(cpu).WithContext(name + ": ");
     auto module = NativeModule::Load(module_code_[i], name);
     if (!module.ok()) {
       std::string message = module.status().message();

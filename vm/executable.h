@@ -61,6 +61,7 @@ struct NativeModuleInfo {
   std::string cpu;
   size_t code_size = 0;
   std::vector<std::string> symbols;
+  std::vector<std::string> cpu_features;  // required of the CPU that runs the code
 };
 
 struct LoadOptions {

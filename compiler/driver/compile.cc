@@ -86,6 +86,7 @@ StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions
     serialization::NativeModuleSpec native;
     native.target_triple = kernels.target_triple;
     native.cpu = kernels.cpu;
+    native.cpu_features = kernels.cpu_features;
     native.code = std::move(kernels.shared_object);
     for (serialization::FunctionSpec& f : spec.functions) {
       if (f.kind != serialization::FunctionKindSpec::kKernel) continue;

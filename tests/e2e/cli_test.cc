@@ -57,6 +57,21 @@ TEST_F(Cli, RunPrintsInlineResult) {
   EXPECT_NE(out.find("2x2xf32=6,0,15,0"), std::string::npos) << out;
 }
 
+TEST_F(Cli, CompileForAnOlderCpuRecordsItsFeaturesAndRuns) {
+  std::string out;
+  std::string portable = (dir_ / "v2.stx").string();
+  ASSERT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + portable + " --cpu=x86-64-v2", &out), 0)
+      << out;
+  ASSERT_EQ(Run("inspect " + portable, &out), 0) << out;
+  EXPECT_NE(out.find("cpu x86-64-v2"), std::string::npos) << out;
+  EXPECT_NE(out.find("cpu features: sse2 sse3 ssse3 sse4.1 sse4.2 popcnt\n"), std::string::npos) << out;
+  ASSERT_EQ(Run("run " + portable + " --input=2x3xf32=1,2,3,4,5,6 --input=3x2xf32=1,-1,1,-1,1,-1", &out), 0) << out;
+  EXPECT_NE(out.find("2x2xf32=6,0,15,0"), std::string::npos) << out;
+
+  EXPECT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + portable + " --cpu=i486-turbo", &out), 1);
+  EXPECT_NE(out.find("unknown CPU 'i486-turbo'"), std::string::npos) << out;
+}
+
 TEST_F(Cli, ShapeMismatchIsOneClearErrorWithExitCodeOne) {
   std::string out;
   EXPECT_EQ(Run("run " + exe_ + " --input=3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12 --input=5x2xf32=1,2,3,4,5,6,7,8,9,10",

@@ -67,6 +67,7 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
   CompiledKernels result;
   result.target_triple = target.triple;
   result.cpu = target.info.cpu;
+  result.cpu_features = target.required_cpu_features;
   std::set<std::string> symbols;
   for (const auto& [name, func] : funcs) {
     if (!func) return Status(ErrorStatus() << "cannot compile tensor program '" << name << "': it is null");

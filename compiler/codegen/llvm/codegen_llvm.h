@@ -31,6 +31,8 @@ struct CompiledKernels {
   std::vector<uint8_t> shared_object;
   std::string target_triple;
   std::string cpu;
+  // Extensions the code may use that a runtime can check (vm/cpu_features.h).
+  std::vector<std::string> cpu_features;
   // Tensor program name -> exported symbol of its entry point.
   std::map<std::string, std::string> symbols;
 };

@@ -5,6 +5,7 @@
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CodeGen.h>
@@ -12,11 +13,13 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
+#include <llvm/TargetParser/X86TargetParser.h>
 
 #include <algorithm>
 #include <mutex>
 
 #include "compiler/codegen/llvm/system_linker.h"
+#include "vm/cpu_features.h"
 
 namespace strata::codegen {
 namespace {
@@ -61,6 +64,65 @@ int VectorRegisterBits(llvm::TargetMachine& machine, const TargetInfo& info) {
   return bits >= 128 ? static_cast<int>(bits) : 128;
 }
 
+// "x86-64, x86-64-v2, ...": the CPU names LLVM accepts, for the error message.
+std::string KnownCpuNames(const llvm::Triple& triple) {
+  if (triple.getArch() != llvm::Triple::x86_64) return "see llc-16 -mcpu=help";
+  llvm::SmallVector<llvm::StringRef, 128> names;
+  llvm::X86::fillValidCPUArchList(names, /*Only64Bit=*/true);
+  std::string text;
+  for (llvm::StringRef name : names) text += (text.empty() ? "" : ", ") + name.str();
+  return text;
+}
+
+// LLVM has no public list of feature names; a name is known when enabling and
+// disabling it give different feature bits. (LLVM prints a warning of its own
+// for an unknown name before this error.)
+bool IsKnownFeature(const llvm::Target& llvm_target, const std::string& triple, llvm::StringRef name) {
+  std::unique_ptr<llvm::MCSubtargetInfo> on(llvm_target.createMCSubtargetInfo(triple, "", ("+" + name).str()));
+  std::unique_ptr<llvm::MCSubtargetInfo> off(llvm_target.createMCSubtargetInfo(triple, "", ("-" + name).str()));
+  return on && off && on->getFeatureBits() != off->getFeatureBits();
+}
+
+// LLVM only warns about an unknown CPU or feature, and then may abort, so the
+// names are checked before a target machine is made.
+Status CheckCpuAndFeatureNames(const llvm::Target& llvm_target, const std::string& triple,
+                               const CodegenOptions& options) {
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(llvm_target.createMCSubtargetInfo(triple, "", ""));
+  if (!generic) return Status(ErrorStatus() << "LLVM has no subtarget information for " << triple);
+  if (!options.cpu.empty() && !generic->isCPUStringValid(options.cpu)) {
+    return Status(ErrorStatus() << "unknown CPU '" << options.cpu << "' for " << triple
+                                << " (known: " << KnownCpuNames(llvm::Triple(triple)) << ")");
+  }
+  llvm::SmallVector<llvm::StringRef, 16> items;
+  llvm::StringRef(options.features).split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    if (item.empty()) continue;
+    if (item[0] != '+' && item[0] != '-') {
+      return Status(ErrorStatus() << "CPU feature '" << item.str() << "' must start with + (enable) or - (disable)");
+    }
+    if (!IsKnownFeature(llvm_target, triple, item.drop_front())) {
+      return Status(ErrorStatus() << "unknown CPU feature '" << item.drop_front().str() << "' for " << triple);
+    }
+  }
+  return Status::Ok();
+}
+
+// Which of the features a runtime can check the code may use. The target
+// machine's subtarget is computed from the CPU alone; the feature string
+// (host features or --cpu-features) can add or remove some, so apply it too.
+std::vector<std::string> EnabledCheckableFeatures(llvm::TargetMachine& machine, const TargetInfo& info) {
+  llvm::Triple triple(machine.getTargetTriple());
+  if (triple.getArch() != llvm::Triple::x86_64) return {};
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      machine.getTarget().createMCSubtargetInfo(triple.str(), info.cpu, info.features));
+  std::vector<std::string> enabled;
+  for (std::string_view feature : vm::CheckableCpuFeatures()) {
+    if (subtarget->checkFeatures("+" + std::string(feature))) enabled.emplace_back(feature);
+  }
+  return enabled;
+}
+
 llvm::CodeGenOpt::Level CodeGenLevel(int opt_level) {
   switch (opt_level) {
     case 0:
@@ -88,6 +150,8 @@ StatusOr<HostTarget> CreateHostTarget(const CodegenOptions& options) {
   // An explicit CPU brings its own features; the host CPU gets the host's.
   target.info.cpu = options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
   target.info.features = !options.features.empty() ? options.features : options.cpu.empty() ? HostFeatures() : "";
+  // LLVM only warns about unknown names (and may then abort), so check them first.
+  STRATA_RETURN_IF_ERROR(CheckCpuAndFeatureNames(*llvm_target, target.triple, options));
 
   llvm::TargetOptions target_options;  // IEEE floating point: no fast-math flags
   target.machine.reset(llvm_target->createTargetMachine(target.triple, target.info.cpu, target.info.features,
@@ -98,6 +162,7 @@ StatusOr<HostTarget> CreateHostTarget(const CodegenOptions& options) {
                                 << target.info.cpu << ")");
   }
   target.info.vector_bits = VectorRegisterBits(*target.machine, target.info);
+  target.required_cpu_features = EnabledCheckableFeatures(*target.machine, target.info);
   llvm::Triple triple(target.triple);
   target.vector_math_library = triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
                                triple.isGNUEnvironment() && LinkerFindsLibrary("mvec");

@@ -25,6 +25,8 @@ struct HostTarget {
   std::unique_ptr<llvm::TargetMachine> machine;
   std::string triple;
   TargetInfo info;
+  // The features of vm::CheckableCpuFeatures() this CPU and feature string enable.
+  std::vector<std::string> required_cpu_features;
   // glibc's vector math library (libmvec) is available: vectorized loops call
   // its exp/log/pow/sin/cos instead of the scalar libm function once per lane.
   bool vector_math_library = false;
