@@ -1,6 +1,8 @@
 // strata run: load an executable, call one function with tensors from .npy files
 // or inline values, and print or save the result.
+#include <charconv>
 #include <cstdio>
+#include <optional>
 
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
@@ -11,8 +13,24 @@
 namespace strata::apps {
 namespace {
 
-// "@file.npy" reads a file; anything else is an inline value "2x3xf32=1,2,...".
+// A bare number or true/false is a scalar for a Prim parameter: an Int (also for
+// bool) or a Float. nullopt when `text` is not one.
+std::optional<vm::Value> ParseScalar(const std::string& text) {
+  if (text == "true" || text == "false") return vm::Value::FromInt(text == "true" ? 1 : 0);
+  if (text.empty() || text.find_first_of("=x@") != std::string::npos) return std::nullopt;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  int64_t i = 0;
+  if (auto [p, ec] = std::from_chars(begin, end, i); ec == std::errc() && p == end) return vm::Value::FromInt(i);
+  double d = 0;
+  if (auto [p, ec] = std::from_chars(begin, end, d); ec == std::errc() && p == end) return vm::Value::FromFloat(d);
+  return std::nullopt;
+}
+
+// "@file.npy" reads a file, "5" / "2.5" / "true" is a scalar, anything else an
+// inline tensor "2x3xf32=1,2,...".
 StatusOr<vm::Value> ParseInput(const std::string& text, size_t index) {
+  if (std::optional<vm::Value> scalar = ParseScalar(text)) return *scalar;
   StatusOr<vm::Ref<vm::Tensor>> tensor =
       !text.empty() && text[0] == '@' ? vm::ReadNpyFile(text.substr(1)) : vm::ParseInlineTensor(text);
   if (!tensor.ok()) {
@@ -45,7 +63,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
   options.add_options()("help,h", "show this help")(
       "executable", po::value<std::string>()->required(), "the executable (.stx)")(
       "function", po::value<std::string>()->default_value("main"), "the function to call")(
-      "input", po::value<std::vector<std::string>>(), "an argument: @file.npy or an inline tensor like 2x3xf32=1,2,3,4,5,6")(
+      "input", po::value<std::vector<std::string>>(), "an argument: @file.npy, an inline tensor like 2x3xf32=1,2,3,4,5,6, or a scalar (5, 2.5, true)")(
       "output", po::value<std::vector<std::string>>(), "write the result (one per tuple field) to this .npy file");
   po::positional_options_description positional;
   positional.add("executable", 1);

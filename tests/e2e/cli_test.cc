@@ -72,6 +72,19 @@ TEST_F(Cli, CompileForAnOlderCpuRecordsItsFeaturesAndRuns) {
   EXPECT_NE(out.find("unknown CPU 'i486-turbo'"), std::string::npos) << out;
 }
 
+TEST_F(Cli, ScalarInputsDriveAGraphLevelIf) {
+  // main(c: Prim[bool], x) = c ? relu(x) : negate(x)
+  std::string out;
+  std::string exe = (dir_ / "if_else.stx").string();
+  ASSERT_EQ(Run("compile " + SourcePath("tests/transform/golden/if_else.sir") + " -o " + exe, &out), 0) << out;
+  ASSERT_EQ(Run("run " + exe + " --input=true --input=3xf32=-1,2,-3", &out), 0) << out;
+  EXPECT_EQ(out, "3xf32=0,2,0\n");
+  ASSERT_EQ(Run("run " + exe + " --input=0 --input=3xf32=-1,2,-3", &out), 0) << out;
+  EXPECT_EQ(out, "3xf32=1,-2,3\n");
+  EXPECT_EQ(Run("run " + exe + " --input=2.5 --input=3xf32=-1,2,-3", &out), 1);
+  EXPECT_NE(out.find("parameter 'c': expected a bool scalar, got Float 2.5"), std::string::npos) << out;
+}
+
 TEST_F(Cli, ShapeMismatchIsOneClearErrorWithExitCodeOne) {
   std::string out;
   EXPECT_EQ(Run("run " + exe_ + " --input=3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12 --input=5x2xf32=1,2,3,4,5,6,7,8,9,10",
