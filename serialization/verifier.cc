@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "serialization/checksum.h"
+#include "support/printable_text.h"
 #include "support/data_type.h"
 #include "vm/bytecode.h"
 
@@ -31,8 +32,18 @@ bool IsAligned(const fbs::Vector<T>* vec) {
 
 std::string FunctionLabel(uint32_t index, const fb::Function* f) {
   std::string label = "functions[" + std::to_string(index) + "]";
-  if (f->name() != nullptr && f->name()->size() > 0) label += " '" + f->name()->str() + "'";
+  if (f->name() != nullptr && f->name()->size() > 0) label += " '" + PrintableText(f->name()->string_view(), 256) + "'";
   return label;
+}
+
+// Names end up in lookups and error messages: control bytes or broken UTF-8
+// mean the file is damaged.
+constexpr size_t kMaxNameBytes = 4096;
+
+Status CheckName(const std::string& where, const char* what, const fbs::String* name) {
+  if (name == nullptr || IsPrintableText(name->string_view(), kMaxNameBytes)) return Status::Ok();
+  return Status(ErrorStatus() << where << ": " << what << " is not printable text or longer than " << kMaxNameBytes
+                              << " bytes ('" << PrintableText(name->string_view(), 64) << "')");
 }
 
 bool IsValidElementType(uint8_t code, uint8_t bits) {
@@ -218,7 +229,16 @@ class FunctionVerifier {
 };
 
 Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Function* f) {
+  const std::string index_label = "functions[" + std::to_string(index) + "]";
+  STRATA_RETURN_IF_ERROR(CheckName(index_label, "name", f->name()));
   std::string label = FunctionLabel(index, f);
+  STRATA_RETURN_IF_ERROR(CheckName(label, "symbol", f->symbol()));
+  if (f->param_names() != nullptr) {
+    for (uint32_t i = 0; i < f->param_names()->size(); ++i) {
+      STRATA_RETURN_IF_ERROR(CheckName(label, ("param_names[" + std::to_string(i) + "]").c_str(),
+                                       f->param_names()->Get(i)));
+    }
+  }
   switch (f->kind()) {
     case fb::FunctionKind::Bytecode:
       return FunctionVerifier(exe, index, f).Verify();
@@ -311,8 +331,17 @@ Status VerifyExecutableSemantics(const fb::Executable& exe) {
   for (uint32_t i = 0; i < SizeOf(exe.native_modules()); ++i) {
     const fb::NativeModule* m = exe.native_modules()->Get(i);
     std::string label = "native_modules[" + std::to_string(i) + "]";
+    STRATA_RETURN_IF_ERROR(CheckName(label, "format", m->format()));
+    STRATA_RETURN_IF_ERROR(CheckName(label, "target_triple", m->target_triple()));
+    STRATA_RETURN_IF_ERROR(CheckName(label, "cpu", m->cpu()));
+    for (const auto* list : {m->symbols(), m->cpu_features()}) {
+      if (list == nullptr) continue;
+      for (uint32_t k = 0; k < list->size(); ++k) {
+        STRATA_RETURN_IF_ERROR(CheckName(label, list == m->symbols() ? "a symbol" : "a cpu feature", list->Get(k)));
+      }
+    }
     if (m->format() != nullptr && m->format()->str() != "elf-shared-object") {
-      return Status(ErrorStatus() << label << ": unsupported format '" << m->format()->str()
+      return Status(ErrorStatus() << label << ": unsupported format '" << m->format()->string_view()
                            << "' (expected 'elf-shared-object')");
     }
     if (m->code() == nullptr || m->code()->size() == 0) return Status(ErrorStatus() << label << ": no code");

@@ -13,6 +13,7 @@
 
 #include "serialization/format_version.h"
 #include "serialization/reader.h"
+#include "support/printable_text.h"
 #include "vm/cpu_features.h"
 #include "vm/native_module.h"
 
@@ -128,6 +129,15 @@ StatusOr<std::shared_ptr<const Executable>> Executable::MapFile(const std::strin
 
 StatusOr<std::shared_ptr<const Executable>> Executable::Load(std::shared_ptr<Buffer> buffer, bool mapped,
                                                              const LoadOptions& options) {
+  // The verifier refuses unprintable names, but messages also quote string
+  // constants and dynamic-loader text; one place guarantees a one-line message.
+  auto exe = LoadChecked(std::move(buffer), mapped, options);
+  if (!exe.ok()) return Status::Error(PrintableText(exe.status().message()));
+  return exe;
+}
+
+StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_ptr<Buffer> buffer, bool mapped,
+                                                                    const LoadOptions& options) {
   std::span<const uint8_t> bytes(buffer->data, buffer->size);
   STRATA_ASSIGN_OR_RETURN(const fb::Executable* root, serialization::ReadExecutable(bytes));
 

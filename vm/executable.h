@@ -110,8 +110,11 @@ class Executable {
  private:
   struct Buffer;
   Executable() = default;
+  // Load with every error message made printable (support/printable_text.h).
   static StatusOr<std::shared_ptr<const Executable>> Load(std::shared_ptr<Buffer> buffer, bool mapped,
                                                           const LoadOptions& options);
+  static StatusOr<std::shared_ptr<const Executable>> LoadChecked(std::shared_ptr<Buffer> buffer, bool mapped,
+                                                                 const LoadOptions& options);
   Status Resolve();
 
   std::shared_ptr<Buffer> buffer_;

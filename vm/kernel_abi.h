@@ -7,11 +7,15 @@
  * runtime needs no exported symbols.
  *
  * Kernel calling convention: every tensor program compiles to
- *     int32_t kernel(const StrataKernelArg* args, int32_t num_args);
+ *     int32_t kernel(const StrataKernelArg* args, const int32_t* type_codes,
+ *                    int32_t num_args);
  * with one argument per parameter of the tensor program, in order: a buffer
  * parameter takes `tensor` (a compact row-major DLTensor on the CPU), a scalar
- * parameter takes `i64` or `f64`. The kernel checks num_args, each tensor's
- * ndim and dtype, and that every shape dimension agrees with the symbolic
+ * parameter takes `i64` or `f64`, and type_codes[i] says which member of
+ * args[i] is set (STRATA_ARG_*). The kernel checks num_args and every type code
+ * before it reads a slot, so a caller that passes an int where a tensor belongs
+ * gets an error, not a dereferenced integer. It then checks each tensor's ndim,
+ * dtype and strides, and that every shape dimension agrees with the symbolic
  * variables it binds; on any mismatch it calls set_error with a message naming
  * the kernel, the parameter and the dimension, and returns non-zero.
  * It returns 0 on success.
@@ -27,7 +31,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever anything in this header changes incompatibly. */
-#define STRATA_KERNEL_ABI_VERSION 1
+#define STRATA_KERNEL_ABI_VERSION 2
 
 typedef union StrataKernelArg {
   DLTensor* tensor;
@@ -35,7 +39,13 @@ typedef union StrataKernelArg {
   double f64;
 } StrataKernelArg;
 
-typedef int32_t (*StrataKernelFn)(const StrataKernelArg* args, int32_t num_args);
+/* Type codes: which member of a StrataKernelArg the caller set. A float scalar
+ * parameter also accepts STRATA_ARG_INT (converted); nothing else converts. */
+#define STRATA_ARG_TENSOR 1
+#define STRATA_ARG_INT 2
+#define STRATA_ARG_FLOAT 3
+
+typedef int32_t (*StrataKernelFn)(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args);
 
 /* One chunk of a parallel loop: iterations [begin, end). Returns 0 or an error. */
 typedef int32_t (*StrataParallelBody)(int64_t begin, int64_t end, void* closure);

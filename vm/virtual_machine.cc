@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "support/printable_text.h"
 #include "vm/bytecode.h"
 #include "vm/kernel_runtime.h"
 
@@ -56,7 +57,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable) : e
 StatusOr<Value> VirtualMachine::Invoke(std::string_view function_name, std::span<const Value> args) {
   std::optional<int32_t> index = executable_->FindEntryPoint(function_name);
   if (!index) {
-    return Status(ErrorStatus() << "no entry point named '" << function_name
+    return Status(ErrorStatus() << "no entry point named '" << PrintableText(function_name, 256)
                          << "' in the executable (entry points: " << executable_->EntryPointNames() << ")");
   }
   return InvokeFunction(*index, args);
@@ -92,7 +93,8 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   Status status = Run(f, &result);
   if (!status.ok()) {
     Reset();
-    return status;
+    // Messages quote string constants of the file (err_ctx); keep them one line.
+    return Status::Error(PrintableText(status.message()));
   }
   return result;
 }
@@ -148,31 +150,42 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
   if (count > INT32_MAX) return Status(ErrorStatus() << "kernel '" << callee.name << "': too many arguments");
   constexpr int kInlineKernelArgs = 64;
   StrataKernelArg inline_args[kInlineKernelArgs];
+  int32_t inline_codes[kInlineKernelArgs];
   std::vector<StrataKernelArg> heap_args;
+  std::vector<int32_t> heap_codes;
   StrataKernelArg* args = inline_args;
+  int32_t* codes = inline_codes;
   if (count > kInlineKernelArgs) {
     heap_args.resize(static_cast<size_t>(count));
+    heap_codes.resize(static_cast<size_t>(count));
     args = heap_args.data();
+    codes = heap_codes.data();
   }
   int64_t n = 0;
+  auto push_int = [&](int64_t v) {
+    codes[n] = STRATA_ARG_INT;
+    args[n++].i64 = v;
+  };
   for (int64_t i = 0; i < nargs; ++i) {
     int64_t word = operands[i];
     int64_t value = DecodeOperandValue(word);
     switch (DecodeOperandKind(word)) {
       case OperandKind::kImmediate:
-        args[n++].i64 = value;
+        push_int(value);
         break;
       case OperandKind::kRegister:
       case OperandKind::kConstant: {
         const Value& v = DecodeOperandKind(word) == OperandKind::kRegister ? regs[value] : consts[value];
         if (v.is_tensor()) {
+          codes[n] = STRATA_ARG_TENSOR;
           args[n++].tensor = v.tensor()->dl();
         } else if (v.is_int()) {
-          args[n++].i64 = v.int_value();
+          push_int(v.int_value());
         } else if (v.is_float()) {
+          codes[n] = STRATA_ARG_FLOAT;
           args[n++].f64 = v.float_value();
         } else {
-          for (int64_t d : v.shape()) args[n++].i64 = d;
+          for (int64_t d : v.shape()) push_int(d);
         }
         break;
       }
@@ -180,7 +193,7 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
         break;  // rejected above
     }
   }
-  int32_t rc = callee.kernel(args, static_cast<int32_t>(n));
+  int32_t rc = callee.kernel(args, codes, static_cast<int32_t>(n));
   if (rc == 0) return Status::Ok();
   std::string message = TakeKernelError();
   if (message.empty()) message = "returned error code " + std::to_string(rc) + " without a message";

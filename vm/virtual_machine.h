@@ -4,8 +4,9 @@
 // `num_registers` Values on one growing register stack; Call to a library
 // function passes pointers to registers, constants and immediates (no heap
 // allocation up to kMaxInlineArgs arguments); Call to a kernel builds its
-// StrataKernelArg array on the stack (Tensor -> tensor, Shape -> one i64 per
-// dimension, Int -> i64, Float -> f64). The bytecode was verified at load time,
+// StrataKernelArg array and its type codes on the stack (Tensor -> tensor, Shape
+// -> one i64 per dimension, Int -> i64, Float -> f64); the kernel checks the
+// codes, so a damaged call site cannot make it read an int as a pointer. The bytecode was verified at load time,
 // so the dispatch loop does no bounds checks of its own.
 //
 // Thread-safety: a VM is used by one thread at a time. Any number of VMs on any

@@ -148,19 +148,25 @@ inline std::vector<float> RandomFloats(int64_t count, uint32_t seed, float lo = 
 
 // --- Compile, load, call --------------------------------------------------------
 
-inline StrataKernelArg TensorArg(DLTensor* t) {
-  StrataKernelArg a;
-  a.tensor = t;
+// One kernel argument and the type code the VM would pass with it.
+struct TypedArg {
+  StrataKernelArg value;
+  int32_t type_code;
+};
+
+inline TypedArg TensorArg(DLTensor* t) {
+  TypedArg a{{}, STRATA_ARG_TENSOR};
+  a.value.tensor = t;
   return a;
 }
-inline StrataKernelArg IntArg(int64_t v) {
-  StrataKernelArg a;
-  a.i64 = v;
+inline TypedArg IntArg(int64_t v) {
+  TypedArg a{{}, STRATA_ARG_INT};
+  a.value.i64 = v;
   return a;
 }
-inline StrataKernelArg FloatArg(double v) {
-  StrataKernelArg a;
-  a.f64 = v;
+inline TypedArg FloatArg(double v) {
+  TypedArg a{{}, STRATA_ARG_FLOAT};
+  a.value.f64 = v;
   return a;
 }
 
@@ -201,8 +207,14 @@ class LoadedKernels {
 
 #define ASSERT_KERNELS_OK(kernels) ASSERT_TRUE((kernels).status().ok()) << (kernels).status().message()
 
-inline int32_t Call(StrataKernelFn fn, std::vector<StrataKernelArg> args) {
-  return fn(args.data(), static_cast<int32_t>(args.size()));
+inline int32_t Call(StrataKernelFn fn, const std::vector<TypedArg>& typed) {
+  std::vector<StrataKernelArg> args;
+  std::vector<int32_t> codes;
+  for (const TypedArg& a : typed) {
+    args.push_back(a.value);
+    codes.push_back(a.type_code);
+  }
+  return fn(args.data(), codes.data(), static_cast<int32_t>(args.size()));
 }
 
 }  // namespace strata::codegen::testing

@@ -23,8 +23,8 @@ class CodegenMatmulErrors : public ::testing::Test {
   }
 
   // Calls matmul and returns the message (empty if it succeeded).
-  std::string CallExpectingError(std::vector<StrataKernelArg> args) {
-    int32_t rc = Call(matmul_, std::move(args));
+  std::string CallExpectingError(const std::vector<TypedArg>& args) {
+    int32_t rc = Call(matmul_, args);
     std::string message = vm::TakeKernelError();
     EXPECT_NE(rc, 0) << "the call should have failed";
     return message;
@@ -71,6 +71,19 @@ TEST_F(CodegenMatmulErrors, WrongArgumentCountNullAndDevice) {
   c.dl()->device = DLDevice{kDLCUDA, 0};
   EXPECT_EQ(CallExpectingError({TensorArg(a.dl()), TensorArg(b.dl()), TensorArg(c.dl())}),
             "tir_matmul: argument 'C' (#2): expected a CPU tensor, got device type 2");
+}
+
+TEST_F(CodegenMatmulErrors, TypeCodesAreCheckedBeforeAnySlotIsRead) {
+  // An int in a tensor slot (a damaged call site) must never be dereferenced.
+  HostTensor<float> a({2, 3}), c({2, 5});
+  EXPECT_EQ(CallExpectingError({TensorArg(a.dl()), IntArg(1), TensorArg(c.dl())}),
+            "tir_matmul: argument 'B' (#1): expected a tensor, got an int");
+  EXPECT_EQ(CallExpectingError({FloatArg(2.5), TensorArg(a.dl()), TensorArg(c.dl())}),
+            "tir_matmul: argument 'A' (#0): expected a tensor, got a float");
+  TypedArg unknown = TensorArg(c.dl());
+  unknown.type_code = 77;
+  EXPECT_EQ(CallExpectingError({TensorArg(a.dl()), TensorArg(a.dl()), unknown}),
+            "tir_matmul: argument 'C' (#2): expected a tensor, got an argument of unknown type code");
 }
 
 TEST_F(CodegenMatmulErrors, StridesMustBeCompact) {

@@ -371,6 +371,16 @@ TEST(CodegenParams, ScalarParameters) {
   ASSERT_EQ(Call(kernels.Get("axpb"), {TensorArg(xs.dl()), FloatArg(0.5), IntArg(-10), IntArg(3), TensorArg(ys.dl())}),
             0);
   EXPECT_EQ(ys.values(), (std::vector<float>{-6.5f, -6.0f, -5.5f, -5.0f}));
+  // An int for the float parameter is converted; a float for an int parameter is refused.
+  ASSERT_EQ(Call(kernels.Get("axpb"), {TensorArg(xs.dl()), IntArg(2), IntArg(-10), IntArg(3), TensorArg(ys.dl())}), 0)
+      << vm::TakeKernelError();
+  EXPECT_EQ(ys.values(), (std::vector<float>{-5.0f, -3.0f, -1.0f, 1.0f}));
+  EXPECT_NE(Call(kernels.Get("axpb"), {TensorArg(xs.dl()), FloatArg(0.5), FloatArg(-10), IntArg(3), TensorArg(ys.dl())}),
+            0);
+  EXPECT_EQ(vm::TakeKernelError(), "axpb: argument 'offset' (#2): expected an int, got a float");
+  EXPECT_NE(Call(kernels.Get("axpb"), {TensorArg(xs.dl()), TensorArg(xs.dl()), IntArg(-10), IntArg(3), TensorArg(ys.dl())}),
+            0);
+  EXPECT_EQ(vm::TakeKernelError(), "axpb: argument 'alpha' (#1): expected a float or an int, got a tensor");
 }
 
 TEST(CodegenParams, ScalarParameterInBufferShape) {

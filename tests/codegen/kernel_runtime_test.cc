@@ -133,19 +133,19 @@ std::vector<uint8_t> BuildSharedObject(const std::string& source, const std::str
 
 TEST(NativeModule, ChecksTheKernelAbiVersion) {
   std::vector<uint8_t> bytes =
-      BuildSharedObject("const unsigned strata_kernel_abi_version = 2;\nconst void* strata_runtime_api;\n", "abi_v2");
+      BuildSharedObject("const unsigned strata_kernel_abi_version = 3;\nconst void* strata_runtime_api;\n", "abi_v3");
   if (bytes.empty()) GTEST_SKIP() << "no C compiler";
   StatusOr<std::unique_ptr<NativeModule>> module = NativeModule::Load(bytes, "native_modules[0]");
   ASSERT_FALSE(module.ok());
-  EXPECT_EQ(module.status().message(), "native_modules[0]: kernel ABI version 2, runtime supports 1");
+  EXPECT_EQ(module.status().message(), "native_modules[0]: kernel ABI version 3, runtime supports 2");
 }
 
 TEST(NativeModule, SetsTheApiTableAndLooksUpOnlyItsOwnSymbols) {
   std::vector<uint8_t> bytes = BuildSharedObject(
       "#include <stdint.h>\n"
-      "const uint32_t strata_kernel_abi_version = 1;\n"
+      "const uint32_t strata_kernel_abi_version = 2;\n"
       "const void* strata_runtime_api;\n"
-      "int32_t strata_kernel_api_is_set(const void* args, int32_t n) { return strata_runtime_api != 0; }\n"
+      "int32_t strata_kernel_api_is_set(const void* args, const int32_t* codes, int32_t n) { return strata_runtime_api != 0; }\n"
       "int snprintf_user(char* b) { return __builtin_snprintf(b, 4, \"x\"); }\n",
       "lookup");
   if (bytes.empty()) GTEST_SKIP() << "no C compiler";
@@ -153,7 +153,7 @@ TEST(NativeModule, SetsTheApiTableAndLooksUpOnlyItsOwnSymbols) {
   ASSERT_TRUE(module.ok()) << module.status().message();
   StatusOr<StrataKernelFn> fn = (*module)->Lookup("strata_kernel_api_is_set");
   ASSERT_TRUE(fn.ok()) << fn.status().message();
-  EXPECT_EQ((*fn)(nullptr, 0), 1);
+  EXPECT_EQ((*fn)(nullptr, nullptr, 0), 1);
   StatusOr<StrataKernelFn> missing = (*module)->Lookup("strata_kernel_missing");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "native_modules[1]: kernel symbol 'strata_kernel_missing' not found");

@@ -15,10 +15,14 @@ static int64_t NumElements(const DLTensor* t) {
 }
 
 /* add_scalar(in: f32[n...], s: f64, out: f32[n...]): out = in + s */
-int32_t add_scalar(const StrataKernelArg* args, int32_t num_args) {
+int32_t add_scalar(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
   if (num_args != 3) {
     strata_runtime_api->set_error("add_scalar: expected 3 arguments");
     return 1;
+  }
+  if (type_codes[0] != STRATA_ARG_TENSOR || type_codes[1] != STRATA_ARG_FLOAT || type_codes[2] != STRATA_ARG_TENSOR) {
+    strata_runtime_api->set_error("add_scalar: expected (tensor, float, tensor)");
+    return 3;
   }
   const DLTensor* in = args[0].tensor;
   DLTensor* out = args[2].tensor;
@@ -33,7 +37,17 @@ int32_t add_scalar(const StrataKernelArg* args, int32_t num_args) {
 }
 
 /* record_i64(v0, v1, ..., out: i64[k]): out[i] = v_i (shapes arrive as one i64 per dimension) */
-int32_t record_i64(const StrataKernelArg* args, int32_t num_args) {
+int32_t record_i64(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
+  if (num_args < 1 || type_codes[num_args - 1] != STRATA_ARG_TENSOR) {
+    strata_runtime_api->set_error("record_i64: the last argument must be a tensor");
+    return 2;
+  }
+  for (int32_t i = 0; i < num_args - 1; ++i) {
+    if (type_codes[i] != STRATA_ARG_INT) {
+      strata_runtime_api->set_error("record_i64: every argument but the last must be an int");
+      return 3;
+    }
+  }
   DLTensor* out = args[num_args - 1].tensor;
   if (NumElements(out) != num_args - 1) {
     strata_runtime_api->set_error("record_i64: parameter 'out' has the wrong size");
@@ -45,16 +59,18 @@ int32_t record_i64(const StrataKernelArg* args, int32_t num_args) {
 }
 
 /* always_fails(): reports an error like a shape check in generated code would. */
-int32_t always_fails(const StrataKernelArg* args, int32_t num_args) {
+int32_t always_fails(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
   (void)args;
+  (void)type_codes;
   (void)num_args;
   strata_runtime_api->set_error("always_fails: parameter 'x' dimension 0 expected 4, got 5");
   return 1;
 }
 
 /* silent_failure(): fails without a message. */
-int32_t silent_failure(const StrataKernelArg* args, int32_t num_args) {
+int32_t silent_failure(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
   (void)args;
+  (void)type_codes;
   (void)num_args;
   return 7;
 }

@@ -38,6 +38,25 @@ llvm::Value* LoadField(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* tens
 // its DLDataType may say 1 bit (as Strata's runtime does) or 8.
 int ExpectedBits(DataType dtype) { return dtype.is_bool() ? 1 : dtype.bits(); }
 
+// What a parameter expects in its slot, as a STRATA_ARG_* code.
+int32_t ExpectedTypeCode(const tir::PrimFuncParam& param) {
+  if (param.is_buffer()) return STRATA_ARG_TENSOR;
+  return param.scalar->dtype.is_float() ? STRATA_ARG_FLOAT : STRATA_ARG_INT;
+}
+
+const char* TypeCodeNoun(int32_t code) {
+  switch (code) {
+    case STRATA_ARG_TENSOR:
+      return "a tensor";
+    case STRATA_ARG_INT:
+      return "an int";
+    case STRATA_ARG_FLOAT:
+      return "a float";
+    default:
+      return "an argument of unknown type code";
+  }
+}
+
 }  // namespace
 
 StatusOr<llvm::Function*> EmitKernel(KernelModule& km, const std::string& program, const std::string& symbol,
@@ -48,15 +67,19 @@ StatusOr<llvm::Function*> EmitKernel(KernelModule& km, const std::string& progra
   };
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
   auto* i32 = llvm::Type::getInt32Ty(ctx);
-  auto* fn_type = llvm::FunctionType::get(i32, {ptr, i32}, false);
+  auto* fn_type = llvm::FunctionType::get(i32, {ptr, ptr, i32}, false);
   llvm::Function* fn = llvm::Function::Create(fn_type, llvm::GlobalValue::ExternalLinkage, symbol, km.module());
   km.SetFunctionAttributes(fn);
   llvm::Argument* args = fn->getArg(0);
-  llvm::Argument* num_args = fn->getArg(1);
+  llvm::Argument* type_codes = fn->getArg(1);
+  llvm::Argument* num_args = fn->getArg(2);
   args->setName("args");
+  type_codes->setName("type_codes");
   num_args->setName("num_args");
-  args->addAttr(llvm::Attribute::NoCapture);
-  args->addAttr(llvm::Attribute::ReadOnly);
+  for (llvm::Argument* array : {args, type_codes}) {
+    array->addAttr(llvm::Attribute::NoCapture);
+    array->addAttr(llvm::Attribute::ReadOnly);
+  }
 
   FunctionLowering entry(km, program, fn, /*in_parallel=*/false);
   llvm::IRBuilder<>& b = entry.builder();
@@ -71,6 +94,26 @@ StatusOr<llvm::Function*> EmitKernel(KernelModule& km, const std::string& progra
   auto slot = [&](size_t k) { return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, k * sizeof(StrataKernelArg)); };
   auto param_label = [&](size_t k) { return "argument '" + params[k].name() + "' (#" + std::to_string(k) + ")"; };
 
+  // Every slot's type code before any slot is read: an int where a tensor belongs
+  // must be an error, not a pointer dereference.
+  std::vector<llvm::Value*> codes(params.size());
+  for (size_t k = 0; k < params.size(); ++k) {
+    codes[k] = b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, type_codes, k), params[k].name() + ".type_code");
+    const int32_t expected = ExpectedTypeCode(params[k]);
+    llvm::Value* ok = b.CreateICmpEQ(codes[k], b.getInt32(expected));
+    if (expected == STRATA_ARG_FLOAT) ok = b.CreateOr(ok, b.CreateICmpEQ(codes[k], b.getInt32(STRATA_ARG_INT)));
+    const std::string prefix = program + ": " + param_label(k) + ": expected " + TypeCodeNoun(expected) +
+                               (expected == STRATA_ARG_FLOAT ? " or an int" : "") + ", got ";
+    entry.EmitCheck(ok, [&](llvm::IRBuilder<>& eb) {
+      llvm::Value* message = km.StringConstant(prefix + TypeCodeNoun(0));
+      for (int32_t code : {STRATA_ARG_TENSOR, STRATA_ARG_INT, STRATA_ARG_FLOAT}) {
+        message = eb.CreateSelect(eb.CreateICmpEQ(codes[k], eb.getInt32(code)),
+                                  km.StringConstant(prefix + TypeCodeNoun(code)), message);
+      }
+      km.EmitSetError(eb, message);
+    });
+  }
+
   // Scalars first, so that a shape may use a scalar parameter (Buffer[(n * 2,), f32]).
   for (size_t k = 0; k < params.size(); ++k) {
     if (params[k].is_buffer()) continue;
@@ -78,7 +121,10 @@ StatusOr<llvm::Function*> EmitKernel(KernelModule& km, const std::string& progra
     DataType t = var->dtype;
     llvm::Value* value = nullptr;
     if (t.is_float()) {
-      value = b.CreateLoad(b.getDoubleTy(), slot(k), var->name + ".f64");
+      // An int passed for a float parameter is converted (the type codes allow it).
+      llvm::Value* as_int = b.CreateSIToFP(b.CreateLoad(b.getInt64Ty(), slot(k)), b.getDoubleTy());
+      value = b.CreateSelect(b.CreateICmpEQ(codes[k], b.getInt32(STRATA_ARG_INT)), as_int,
+                             b.CreateLoad(b.getDoubleTy(), slot(k)), var->name + ".f64");
       if (t.bits() != 64) value = b.CreateFPTrunc(value, km.ValueType(t));
     } else if (t.is_integral()) {
       value = b.CreateLoad(b.getInt64Ty(), slot(k), var->name + ".i64");

@@ -106,8 +106,12 @@ llvm::Value* KernelModule::LoadApiFunction(llvm::IRBuilder<>& b, RuntimeApiSlot 
 }
 
 void KernelModule::EmitSetError(llvm::IRBuilder<>& b, const std::string& message) {
+  EmitSetError(b, StringConstant(message));
+}
+
+void KernelModule::EmitSetError(llvm::IRBuilder<>& b, llvm::Value* message) {
   llvm::Value* set_error = LoadApiFunction(b, RuntimeApiSlot::kSetError);
-  b.CreateCall(SetErrorType(), set_error, {StringConstant(message)});
+  b.CreateCall(SetErrorType(), set_error, {message});
 }
 
 void KernelModule::EmitSetErrorFormatted(llvm::IRBuilder<>& b, const std::string& format, llvm::Value* a,

@@ -50,6 +50,8 @@ class KernelModule {
 
   // api->set_error(message) with a constant message.
   void EmitSetError(llvm::IRBuilder<>& b, const std::string& message);
+  // api->set_error(message) with a message chosen at run time (a C string).
+  void EmitSetError(llvm::IRBuilder<>& b, llvm::Value* message);
   // api->set_error(snprintf(format, a, b, c)); `format` takes up to three
   // `%lld` in order (unused trailing values are ignored, as in C).
   void EmitSetErrorFormatted(llvm::IRBuilder<>& b, const std::string& format, llvm::Value* a, llvm::Value* v1 = nullptr,
