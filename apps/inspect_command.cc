@@ -25,7 +25,8 @@ int RunInspectCommand(const std::vector<std::string>& args) {
   load_options.resolve = false;
   auto executable = vm::Executable::MapFile(path, load_options);
   if (!executable.ok()) {
-    std::fprintf(stderr, "%s: error: %s\n", path.c_str(), executable.status().message().c_str());
+    // The loader's message starts with the path already.
+    std::fprintf(stderr, "error: %s\n", executable.status().message().c_str());
     return 1;
   }
   std::fputs(vm::DescribeExecutable(**executable).c_str(), stdout);

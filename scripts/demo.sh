@@ -16,12 +16,13 @@ build/bin/strata compile examples/matmul_relu.sir -o "$out/mr.stx"
 build/bin/strata inspect "$out/mr.stx" | head -40
 build/bin/strata run "$out/mr.stx" --function main \
   --input=2x3xf32=1,2,3,4,5,6 --input=3x2xf32=1,-1,1,-1,1,-1
-build/bin/strata run "$out/mr.stx" --function main \
-  --input=@tests/fixtures/matmul_relu/x_7x13x5.npy --input=@tests/fixtures/matmul_relu/w_7x13x5.npy \
-  --output="$out/y.npy"
-build/bin/strata run "$out/mr.stx" --function main \
-  --input=@tests/fixtures/matmul_relu/x_128x256x64.npy --input=@tests/fixtures/matmul_relu/w_128x256x64.npy \
-  --output="$out/y_big.npy"
+# The same executable at three shapes, each checked against numpy's result
+# (tests/fixtures, written by scripts/gen_fixtures.py); a mismatch fails the demo.
+for shape in 1x1x1 7x13x5 128x256x64; do
+  build/bin/strata run "$out/mr.stx" --function main \
+    --input=@tests/fixtures/matmul_relu/x_$shape.npy --input=@tests/fixtures/matmul_relu/w_$shape.npy \
+    --output="$out/y_$shape.npy" --expected-output=@tests/fixtures/matmul_relu/y_$shape.npy
+done
 # A shape that contradicts match_shape: a clear error, not a crash.
 build/bin/strata run "$out/mr.stx" --function main \
   --input=3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12 --input=5x2xf32=1,2,3,4,5,6,7,8,9,10 || true

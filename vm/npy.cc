@@ -8,58 +8,13 @@
 #include <fstream>
 #include <limits>
 
+#include "support/half_float.h"
+
 namespace strata::vm {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
-
-// ---- half precision ------------------------------------------------------------
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof(x));
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t mant = x & 0x7fffffu;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xffu);
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u));
-  int32_t e = exp - 127 + 15;
-  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - e);
-    uint32_t half = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (half & 1u))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // a carry into the exponent is correct
-  return static_cast<uint16_t>(half);
-}
-
-float HalfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {
-    float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
 
 // ---- dtype descriptors ------------------------------------------------------------
 
@@ -282,38 +237,6 @@ Status StoreValue(DataType dtype, std::string_view token, uint8_t* dst) {
   return Status::Ok();
 }
 
-std::string FormatElement(DataType dtype, const uint8_t* p) {
-  char buf[64];
-  if (dtype.is_bool()) return *p ? "true" : "false";
-  if (dtype.is_float()) {
-    if (dtype.bits() == 64) {
-      double v;
-      std::memcpy(&v, p, 8);
-      auto r = std::to_chars(buf, buf + sizeof(buf), v);
-      return std::string(buf, r.ptr);
-    }
-    float v;
-    if (dtype.bits() == 32) {
-      std::memcpy(&v, p, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      v = HalfToFloat(h);
-    }
-    auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    return std::string(buf, r.ptr);
-  }
-  int64_t s = 0;
-  uint64_t u = 0;
-  switch (dtype.bits()) {
-    case 8: { int8_t a; uint8_t b; std::memcpy(&a, p, 1); std::memcpy(&b, p, 1); s = a; u = b; break; }
-    case 16: { int16_t a; uint16_t b; std::memcpy(&a, p, 2); std::memcpy(&b, p, 2); s = a; u = b; break; }
-    case 32: { int32_t a; uint32_t b; std::memcpy(&a, p, 4); std::memcpy(&b, p, 4); s = a; u = b; break; }
-    default: { std::memcpy(&s, p, 8); std::memcpy(&u, p, 8); break; }
-  }
-  return dtype.is_int() ? std::to_string(s) : std::to_string(u);
-}
-
 }  // namespace
 
 StatusOr<Ref<Tensor>> ParseNpy(std::span<const uint8_t> bytes, std::string_view name) {
@@ -476,6 +399,38 @@ StatusOr<Ref<Tensor>> ParseInlineTensor(std::string_view text) {
     if (!status.ok()) return Status(error() << "value " << i << ": " << status.message());
   }
   return tensor;
+}
+
+std::string FormatElement(DataType dtype, const uint8_t* p) {
+  char buf[64];
+  if (dtype.is_bool()) return *p ? "true" : "false";
+  if (dtype.is_float()) {
+    if (dtype.bits() == 64) {
+      double v;
+      std::memcpy(&v, p, 8);
+      auto r = std::to_chars(buf, buf + sizeof(buf), v);
+      return std::string(buf, r.ptr);
+    }
+    float v;
+    if (dtype.bits() == 32) {
+      std::memcpy(&v, p, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      v = HalfToFloat(h);
+    }
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    return std::string(buf, r.ptr);
+  }
+  int64_t s = 0;
+  uint64_t u = 0;
+  switch (dtype.bits()) {
+    case 8: { int8_t a; uint8_t b; std::memcpy(&a, p, 1); std::memcpy(&b, p, 1); s = a; u = b; break; }
+    case 16: { int16_t a; uint16_t b; std::memcpy(&a, p, 2); std::memcpy(&b, p, 2); s = a; u = b; break; }
+    case 32: { int32_t a; uint32_t b; std::memcpy(&a, p, 4); std::memcpy(&b, p, 4); s = a; u = b; break; }
+    default: { std::memcpy(&s, p, 8); std::memcpy(&u, p, 8); break; }
+  }
+  return dtype.is_int() ? std::to_string(s) : std::to_string(u);
 }
 
 std::string FormatInlineTensor(const Tensor& tensor, int64_t max_elements) {

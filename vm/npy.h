@@ -38,5 +38,7 @@ StatusOr<Ref<Tensor>> ParseInlineTensor(std::string_view text);
 // The inline form of a CPU tensor ("2x3xf32=1,2,3,4,5,6"); with max_elements >= 0,
 // at most that many values are printed, followed by ",..." when some were left out.
 std::string FormatInlineTensor(const Tensor& tensor, int64_t max_elements = -1);
+// One element at `p` as inline values write it: "1.5", "-3", "true".
+std::string FormatElement(DataType dtype, const uint8_t* p);
 
 }  // namespace strata::vm

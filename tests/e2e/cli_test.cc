@@ -57,6 +57,32 @@ TEST_F(Cli, RunPrintsInlineResult) {
   EXPECT_NE(out.find("2x2xf32=6,0,15,0"), std::string::npos) << out;
 }
 
+TEST_F(Cli, ExpectedOutputChecksTheResult) {
+  std::string out;
+  const std::string inputs = " --input=@" + SourcePath("tests/fixtures/matmul_relu/x_7x13x5.npy") + " --input=@" +
+                             SourcePath("tests/fixtures/matmul_relu/w_7x13x5.npy");
+  ASSERT_EQ(Run("run " + exe_ + inputs + " --expected-output=@" + SourcePath("tests/fixtures/matmul_relu/y_7x13x5.npy"),
+                &out),
+            0)
+      << out;
+  EXPECT_EQ(out.rfind("[ok] result #0 matches (Tensor[(7, 5), f32], max abs diff ", 0), 0u) << out;
+
+  const std::string small = " --input=2x3xf32=1,2,3,4,5,6 --input=3x2xf32=1,-1,1,-1,1,-1";
+  EXPECT_EQ(Run("run " + exe_ + small + " --expected-output=2x2xf32=6,0,15.5,0", &out), 1);
+  EXPECT_EQ(out,
+            "[FAILED] result #0: 1 of 4 elements differ by more than 1e-05 + 0.0001 * |expected|; first at [1, 0]: got "
+            "15, expected 15.5; max abs diff 0.5\n")
+      << out;
+  EXPECT_EQ(Run("run " + exe_ + small + " --expected-output=2x2xf32=6,0,15.5,0 --rtol=0.04", &out), 0) << out;
+  EXPECT_EQ(Run("run " + exe_ + small + " --expected-output=4xf32=6,0,15,0", &out), 1);
+  EXPECT_EQ(out, "[FAILED] result #0: got Tensor[(2, 2), f32], expected Tensor[(4,), f32]\n") << out;
+  EXPECT_EQ(Run("run " + exe_ + small + " --expected-output=2x2xf32=6,0,15,0 --expected-output=1xf32=1", &out), 1);
+  EXPECT_EQ(out, "strata run: 2 --expected-output values given, but the function returned 1\n") << out;
+  EXPECT_EQ(Run("run " + exe_ + small + " --expected-output=@missing.npy", &out), 1);
+  EXPECT_EQ(out, "strata run: --expected-output #0: missing.npy: cannot open: No such file or directory\n") << out;
+  EXPECT_EQ(Run("run " + exe_ + small + " --expected-output=2x2xf32=6,0,15,0 --atol=-1", &out), 2);
+}
+
 TEST_F(Cli, CompileForAnOlderCpuRecordsItsFeaturesAndRuns) {
   std::string out;
   std::string portable = (dir_ / "v2.stx").string();
@@ -141,6 +167,7 @@ void ExpectOneLineError(int code, const std::string& out, const std::string& wha
   EXPECT_EQ(code, 1) << what << ": " << out;
   ASSERT_FALSE(out.empty()) << what;
   EXPECT_EQ(out.find('\n'), out.size() - 1) << what << ": not one line:\n" << out;
+  EXPECT_EQ(out.rfind("error: ", 0), 0u) << what << ": " << out;
 }
 
 TEST_F(Cli, CorruptExecutablesGiveOneLineErrors) {
@@ -159,7 +186,9 @@ TEST_F(Cli, CorruptExecutablesGiveOneLineErrors) {
 
   ExpectOneLineError(Run("run " + WriteVariant("empty.stx", {}) + args, &out), out, "empty file");
   ExpectOneLineError(Run("inspect " + WriteVariant("empty2.stx", {1, 2, 3}), &out), out, "tiny file");
-  ExpectOneLineError(Run("run " + (dir_ / "does_not_exist.stx").string() + args, &out), out, "missing file");
+  const std::string missing = (dir_ / "does_not_exist.stx").string();
+  ExpectOneLineError(Run("run " + missing + args, &out), out, "missing file");
+  EXPECT_EQ(out, "error: " + missing + ": cannot open: No such file or directory\n");
 
   // Flip bytes across the file: each run either fails cleanly or runs; never crashes.
   for (size_t pos = 0; pos < good.size(); pos += std::max<size_t>(1, good.size() / 97)) {
