@@ -5,6 +5,7 @@
 //   call_packed                      its declared result, else Object
 //   shape_of(x)                      Shape[dims of x], or Shape[ndim=rank of x]
 //   alloc_tensor(shape, dtype(D))    Tensor[shape, D]
+//   a registered operator            its OpDef's inference (compiler/op/)
 //   @graph_fn(args)                  the callee's return struct info, with its
 //                                    parameters' shape variables replaced by the
 //                                    argument dims (shapes using anything else
@@ -18,6 +19,7 @@
 #include <memory>
 #include <utility>
 
+#include "compiler/op/op_registry.h"
 #include "compiler/transform/struct_info_util.h"
 
 namespace strata::graph {
@@ -426,8 +428,21 @@ StructInfo Normalizer::InferCall(const CallNode* call) {
       Fail("alloc_tensor shape has struct info " + StructInfoText(shape) + "; expected a Shape");
       return TensorStructInfoNode::make_ndim(-1, dtype->value);
     }
-    Fail("unknown operator '" + name + "'");
-    return ObjectSI();
+    const op::OpDef* def = op::FindOp(name);
+    if (def == nullptr) {
+      Fail("unknown operator '" + name + "'");
+      return ObjectSI();
+    }
+    if (Status checked = op::CheckOpCall(*def, *call); !checked.ok()) {
+      Fail(checked.message());
+      return ObjectSI();
+    }
+    StatusOr<StructInfo> inferred = def->infer(op::OpCall(*def, *call));
+    if (!inferred.ok()) {
+      Fail(inferred.status().message());
+      return ObjectSI();
+    }
+    return transform::SimplifyStructInfo(*inferred);
   }
   if (call->op.as<ExternFuncNode>()) return declared();
   if (const auto* gv = call->op.as<GlobalVarNode>()) {

@@ -8,6 +8,7 @@
 
 #include "compiler/ir/printer.h"
 #include "compiler/transform/call_tir_rewrite.h"
+#include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/vm_shape_lower.h"
 #include "compiler/transform/well_formed.h"
@@ -24,6 +25,7 @@ struct Registry {
 
   Registry() {
     for (Pass pass : {Pass{"Normalize", Normalize}, Pass{"WellFormed", WellFormed},
+                      Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
                       Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"VMShapeLower", VMShapeLower}}) {
       passes.emplace(pass.name, pass);
     }

@@ -3,6 +3,7 @@
 //
 //   Normalize        struct info on every value; annotations and call_tir checked
 //   WellFormed       scoping, dataflow, @names, bound symbolic variables
+//   LegalizeOps      operator calls -> call_tir of generated default kernels
 //   CallTIRRewrite   call_tir / call_dps_packed -> alloc_tensor + DPS call
 //   VMShapeLower     shape heap, parameter checks, match_shape / make_shape,
 //                    shape functions for composite dimensions
@@ -11,7 +12,7 @@
 // CallTIRRewrite and VMShapeLower are built on graph::Normalizer and emit
 // normalized IR, so no Normalize is needed between or after them. Target
 // dispatch, BYOC and optimization passes go in with Pipeline::InsertBefore /
-// InsertAfter (e.g. before "CallTIRRewrite"). The driver runs this pipeline,
+// InsertAfter (before "LegalizeOps", as the cpu-blas dispatcher does). The driver runs this pipeline,
 // then CodegenVM (vm_codegen.h) and the LLVM codegen of the tensor programs.
 #pragma once
 

@@ -1,0 +1,20 @@
+// The built-in operator families. Each returns its OpDefs; the registry takes
+// them all on first use (op_registry.cc). One file per family.
+#pragma once
+
+#include <vector>
+
+#include "compiler/op/op_registry.h"
+
+namespace strata::op {
+
+std::vector<OpDef> ElementwiseOps();    // elementwise.cc: arithmetic, comparisons, unary math, cast, clip, where
+std::vector<OpDef> LinearAlgebraOps();  // linear_algebra.cc: matmul, dense, bias_add
+std::vector<OpDef> NeuralNetworkOps();  // nn.cc: conv2d, pools, softmax, norms, dropout
+std::vector<OpDef> ReductionOps();      // reduction.cc: sum, mean, max, min
+std::vector<OpDef> ManipulationOps();   // manipulation.cc: reshape, transpose, concat, split, ..., zeros/ones/full
+
+// All of the above.
+std::vector<OpDef> BuiltinOps();
+
+}  // namespace strata::op

@@ -1,0 +1,267 @@
+// Elementwise operators: binary arithmetic and comparisons with numpy
+// broadcasting, unary math, cast, clip and where.
+//
+// Broadcasting in the generated kernels: an input dimension provably equal to
+// the output's is indexed directly, a constant 1 is indexed at 0, and any other
+// (symbolic) dimension is indexed with select(dim == 1, 0, i) after an assert
+// that it is 1 or the output's extent, so one kernel serves every shape the
+// struct info allows.
+#include <cmath>
+
+#include "compiler/ir/arith/simplify.h"
+#include "compiler/op/builtin_ops.h"
+#include "compiler/op/kernel_builder.h"
+#include "compiler/op/op_util.h"
+#include "compiler/transform/struct_info_util.h"
+
+namespace strata::op {
+namespace {
+
+using tir::FloatImm;
+using tir::PrimExprKind;
+
+// ---- inference ---------------------------------------------------------------
+
+StatusOr<StructInfo> InferBroadcast(const OpCall& call, size_t lhs, size_t rhs, DataType* dtype_out) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* a, TensorArg(call, lhs));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* b, TensorArg(call, rhs));
+  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, lhs, rhs, a->dtype, b->dtype));
+  *dtype_out = dtype;
+  if (!a->shape || !b->shape) {
+    const int ndim = a->ndim < 0 || b->ndim < 0 ? -1 : std::max(a->ndim, b->ndim);
+    return TensorStructInfoNode::make_ndim(ndim, dtype);
+  }
+  STRATA_ASSIGN_OR_RETURN(auto dims, BroadcastShapes(call, lhs, rhs, *a->shape, *b->shape));
+  return TensorFromDims(dims, dtype);
+}
+
+InferFn BinaryInfer(bool returns_bool) {
+  return [returns_bool](const OpCall& call) -> StatusOr<StructInfo> {
+    DataType dtype;
+    STRATA_ASSIGN_OR_RETURN(StructInfo out, InferBroadcast(call, 0, 1, &dtype));
+    if (!returns_bool) return out;
+    const auto* t = out.as<TensorStructInfoNode>();
+    return t->shape ? TensorStructInfoNode::make(*t->shape, DataType::Bool())
+                    : TensorStructInfoNode::make_ndim(t->ndim, DataType::Bool());
+  };
+}
+
+// Unary ops keep the shape; `float_only` ops reject integer tensors.
+InferFn UnaryInfer(bool float_only) {
+  return [float_only](const OpCall& call) -> StatusOr<StructInfo> {
+    STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+    if (float_only && !x->dtype.is_void() && !x->dtype.is_float()) {
+      return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must be a float tensor";
+    }
+    return call.arg_sinfo(0);
+  };
+}
+
+// ---- kernels -----------------------------------------------------------------
+
+// Indices into `buffer` (right-aligned against the output) for output index
+// `index`, with asserts for dimensions that broadcast at run time.
+std::vector<PrimExpr> BroadcastIndex(const tir::Buffer& buffer, const tir::Buffer& out,
+                                     const std::vector<PrimExpr>& index) {
+  std::vector<PrimExpr> result;
+  const size_t offset = out->shape.size() - buffer->shape.size();
+  for (size_t d = 0; d < buffer->shape.size(); ++d) {
+    const PrimExpr& dim = buffer->shape[d];
+    const PrimExpr& out_dim = out->shape[d + offset];
+    const PrimExpr& i = index[d + offset];
+    if (transform::ProveDimEqual(dim, out_dim)) {
+      result.push_back(i);
+    } else if (arith::AsConstant(dim) == 1) {
+      result.push_back(0);
+    } else {
+      result.push_back(tir::SelectNode::make(tir::BinaryOpNode::make(PrimExprKind::kEQ, dim, 1), 0, i));
+    }
+  }
+  return result;
+}
+
+// Asserts that each run-time-broadcast dimension of `buffer` is 1 or the output's.
+std::vector<tir::Stmt> BroadcastChecks(const std::string& what, const tir::Buffer& buffer,
+                                       const tir::Buffer& out) {
+  std::vector<tir::Stmt> checks;
+  const size_t offset = out->shape.size() - buffer->shape.size();
+  for (size_t d = 0; d < buffer->shape.size(); ++d) {
+    const PrimExpr& dim = buffer->shape[d];
+    const PrimExpr& out_dim = out->shape[d + offset];
+    if (transform::ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
+    PrimExpr ok = tir::BinaryOpNode::make(PrimExprKind::kOr, tir::BinaryOpNode::make(PrimExprKind::kEQ, dim, 1),
+                                          tir::BinaryOpNode::make(PrimExprKind::kEQ, dim, out_dim));
+    // The kernel prefixes its own name to the message.
+    checks.push_back(tir::AssertStmtNode::make(ok, what + " dimension " + std::to_string(d) + " must be 1 or " +
+                                                       transform::DimText(out_dim) + " to broadcast"));
+  }
+  return checks;
+}
+
+using ScalarFn = std::function<PrimExpr(const std::vector<PrimExpr>& operands, DataType out_dtype)>;
+
+// out = fn(inputs...) with broadcasting; `inputs` are argument positions.
+LegalizeFn BroadcastKernel(std::vector<size_t> inputs, ScalarFn fn) {
+  return [inputs, fn](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+    std::vector<tir::Buffer> buffers;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      STRATA_ASSIGN_OR_RETURN(tir::Buffer buffer,
+                              b.Input(call.arg(inputs[k]), std::string(1, static_cast<char>('A' + k)),
+                                      call.arg_name(inputs[k])));
+      buffers.push_back(buffer);
+    }
+    STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+    std::vector<tir::Stmt> stmts;
+    for (size_t k = 0; k < buffers.size(); ++k) {
+      for (tir::Stmt& check : BroadcastChecks("argument '" + call.arg_name(inputs[k]) + "'", buffers[k], out)) {
+        stmts.push_back(std::move(check));
+      }
+    }
+    stmts.push_back(b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
+      std::vector<PrimExpr> operands;
+      for (const tir::Buffer& buffer : buffers) {
+        operands.push_back(tir::BufferLoadNode::make(buffer, BroadcastIndex(buffer, out, index)));
+      }
+      return tir::BufferStoreNode::make(out, index, fn(operands, out->dtype));
+    }));
+    return tir::SeqStmtNode::make(std::move(stmts));
+  };
+}
+
+PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+PrimExpr Call(tir::Intrinsic op, std::vector<PrimExpr> args) { return tir::CallNode::make(op, std::move(args)); }
+PrimExpr Const(DataType dtype, double v) {
+  return dtype.is_float() ? FloatImm(dtype, v) : tir::IntImm(dtype, static_cast<int64_t>(v));
+}
+
+OpDef Binary(const std::string& name, bool returns_bool, ScalarFn fn) {
+  return OpDef{name, {"x", "y"}, 0, {}, BinaryInfer(returns_bool), BroadcastKernel({0, 1}, std::move(fn))};
+}
+
+OpDef Comparison(const std::string& name, PrimExprKind kind) {
+  return Binary(name, true, [kind](const std::vector<PrimExpr>& v, DataType) { return Bin(kind, v[0], v[1]); });
+}
+
+OpDef Unary(const std::string& name, bool float_only, std::function<PrimExpr(PrimExpr x, DataType t)> fn) {
+  return OpDef{name, {"x"}, 0, {}, UnaryInfer(float_only),
+               BroadcastKernel({0}, [fn](const std::vector<PrimExpr>& v, DataType t) { return fn(v[0], t); })};
+}
+
+PrimExpr Sigmoid(PrimExpr x, DataType t) {
+  return Bin(PrimExprKind::kDiv, Const(t, 1), Const(t, 1) + Call(tir::Intrinsic::kExp, {-x}));
+}
+
+PrimExpr Erf(PrimExpr x) { return Call(tir::Intrinsic::kErf, {x}); }
+
+StatusOr<StructInfo> InferCast(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  DataType dtype = call.DataTypeAttr("dtype");
+  return x->shape ? TensorStructInfoNode::make(*x->shape, dtype) : TensorStructInfoNode::make_ndim(x->ndim, dtype);
+}
+
+StatusOr<StructInfo> InferClip(const OpCall& call) {
+  if (call.FloatAttr("min") > call.FloatAttr("max")) {
+    return ErrorStatus() << call.name() << ": min " << call.FloatAttr("min") << " is greater than max "
+                         << call.FloatAttr("max");
+  }
+  return UnaryInfer(false)(call);
+}
+
+StatusOr<StructInfo> InferWhere(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* cond, TensorArg(call, 0));
+  if (!cond->dtype.is_void() && !cond->dtype.is_bool()) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must be a bool tensor";
+  }
+  DataType dtype;
+  STRATA_ASSIGN_OR_RETURN(StructInfo values, InferBroadcast(call, 1, 2, &dtype));
+  const auto* v = values.as<TensorStructInfoNode>();
+  if (!cond->shape || !v->shape) {
+    const int ndim = cond->ndim < 0 || v->ndim < 0 ? -1 : std::max(cond->ndim, v->ndim);
+    return TensorStructInfoNode::make_ndim(ndim, dtype);
+  }
+  STRATA_ASSIGN_OR_RETURN(auto dims, BroadcastShapes(call, 0, 1, *cond->shape, *v->shape));
+  return TensorFromDims(dims, dtype);
+}
+
+}  // namespace
+
+std::vector<OpDef> ElementwiseOps() {
+  using K = PrimExprKind;
+  using V = const std::vector<PrimExpr>&;
+  std::vector<OpDef> ops = {
+      Binary("add", false, [](V v, DataType) { return v[0] + v[1]; }),
+      Binary("subtract", false, [](V v, DataType) { return v[0] - v[1]; }),
+      Binary("multiply", false, [](V v, DataType) { return v[0] * v[1]; }),
+      // Integer division rounds toward negative infinity (numpy's //).
+      Binary("divide", false,
+             [](V v, DataType t) { return t.is_float() ? Bin(K::kDiv, v[0], v[1]) : tir::FloorDiv(v[0], v[1]); }),
+      Binary("maximum", false, [](V v, DataType) { return tir::Max(v[0], v[1]); }),
+      Binary("minimum", false, [](V v, DataType) { return tir::Min(v[0], v[1]); }),
+      Comparison("equal", K::kEQ),
+      Comparison("not_equal", K::kNE),
+      Comparison("less", K::kLT),
+      Comparison("less_equal", K::kLE),
+      Comparison("greater", K::kGT),
+      Comparison("greater_equal", K::kGE),
+      Unary("neg", false, [](PrimExpr x, DataType) { return -x; }),
+      Unary("abs", false, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kAbs, {x}); }),
+      Unary("exp", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kExp, {x}); }),
+      Unary("log", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kLog, {x}); }),
+      Unary("sqrt", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kSqrt, {x}); }),
+      Unary("rsqrt", true,
+            [](PrimExpr x, DataType t) { return Bin(K::kDiv, Const(t, 1), Call(tir::Intrinsic::kSqrt, {x})); }),
+      Unary("tanh", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kTanh, {x}); }),
+      Unary("erf", true, [](PrimExpr x, DataType) { return Erf(x); }),
+      Unary("sigmoid", true, Sigmoid),
+      Unary("relu", false, [](PrimExpr x, DataType t) { return tir::Max(x, Const(t, 0)); }),
+      Unary("silu", true, [](PrimExpr x, DataType t) { return x * Sigmoid(x, t); }),
+  };
+  // power: floats only (an integer power is rarely what a model means).
+  ops.push_back(OpDef{"power", {"x", "y"}, 0, {},
+                      [](const OpCall& call) -> StatusOr<StructInfo> {
+                        DataType dtype;
+                        STRATA_ASSIGN_OR_RETURN(StructInfo out, InferBroadcast(call, 0, 1, &dtype));
+                        if (!dtype.is_void() && !dtype.is_float()) {
+                          return ErrorStatus() << call.name() << ": " << ArgText(call, 0)
+                                               << " must be a float tensor";
+                        }
+                        return out;
+                      },
+                      BroadcastKernel({0, 1}, [](V v, DataType) { return Call(tir::Intrinsic::kPow, {v[0], v[1]}); })});
+  // gelu: approximate = "none" (the erf form) or "tanh".
+  ops.push_back(OpDef{
+      "gelu", {"x"}, 0, {AttrDef{"approximate", AttrKind::kString, ir::AttrValue(std::string("none"))}},
+      [](const OpCall& call) -> StatusOr<StructInfo> {
+        const std::string& form = call.StringAttr("approximate");
+        if (form != "none" && form != "tanh") {
+          return ErrorStatus() << call.name() << ": attribute 'approximate' must be \"none\" or \"tanh\", got \""
+                               << form << "\"";
+        }
+        return UnaryInfer(true)(call);
+      },
+      [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+        const bool tanh_form = call.StringAttr("approximate") == "tanh";
+        return BroadcastKernel({0}, [tanh_form](V v, DataType t) {
+          PrimExpr x = v[0];
+          PrimExpr inner = tanh_form ? Call(tir::Intrinsic::kTanh, {Const(t, std::sqrt(2.0 / M_PI)) *
+                                                                    (x + Const(t, 0.044715) * x * x * x)})
+                                     : Erf(x * Const(t, M_SQRT1_2));
+          return Const(t, 0.5) * x * (Const(t, 1) + inner);
+        })(call, b);
+      }});
+  ops.push_back(OpDef{"cast", {"x"}, 0, {AttrDef{"dtype", AttrKind::kDataType, std::nullopt}}, InferCast,
+                      BroadcastKernel({0}, [](V v, DataType t) { return tir::CastNode::make(t, v[0]); })});
+  ops.push_back(OpDef{"clip", {"x"}, 0,
+                      {AttrDef{"min", AttrKind::kFloat, std::nullopt}, AttrDef{"max", AttrKind::kFloat, std::nullopt}},
+                      InferClip, [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+                        const double lo = call.FloatAttr("min"), hi = call.FloatAttr("max");
+                        return BroadcastKernel({0}, [lo, hi](V v, DataType t) {
+                          return tir::Min(tir::Max(v[0], Const(t, lo)), Const(t, hi));
+                        })(call, b);
+                      }});
+  ops.push_back(OpDef{"where", {"condition", "x", "y"}, 0, {}, InferWhere,
+                      BroadcastKernel({0, 1, 2}, [](V v, DataType) { return tir::SelectNode::make(v[0], v[1], v[2]); })});
+  return ops;
+}
+
+}  // namespace strata::op

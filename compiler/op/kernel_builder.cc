@@ -1,0 +1,142 @@
+// Buffers, dimension mapping and the baseline loop schedule; see kernel_builder.h.
+#include "compiler/op/kernel_builder.h"
+
+#include "compiler/ir/arith/simplify.h"
+#include "compiler/ir/tir_visitor.h"
+#include "compiler/transform/struct_info_util.h"
+
+namespace strata::op {
+namespace {
+
+// Rank-1 elementwise loops run in chunks of this many elements per parallel task.
+constexpr int64_t kParallelChunk = 16384;
+
+}  // namespace
+
+PrimExpr KernelBuilder::MapDim(const PrimExpr& graph_dim, bool bind_fresh) {
+  PrimExpr dim = transform::SimplifyDim(graph_dim);
+  if (tir::AsConstInt(dim)) return dim;
+  for (const auto& [from, to] : dims_) {
+    if (from.same_as(dim) || (!from.as<tir::VarNode>() && transform::ProveDimEqual(from, dim))) return to;
+  }
+  if (const auto* var = dim.as<tir::VarNode>()) {
+    tir::Var local(var->name);
+    dims_.emplace_back(dim, local);
+    if (!bind_fresh) {
+      scalars_.push_back(tir::PrimFuncParam{nullptr, local});
+      tir_var_args_.push_back(dim);
+    }
+    return local;
+  }
+  std::vector<tir::Var> vars;
+  transform::CollectVars(dim, &vars);
+  bool all_mapped = true;
+  for (const tir::Var& v : vars) {
+    bool mapped = false;
+    for (const auto& entry : dims_) mapped = mapped || entry.first.same_as(v);
+    all_mapped = all_mapped && mapped;
+  }
+  if (!all_mapped && bind_fresh) {
+    // An input dimension such as n * 2 whose n nothing else binds: bind it whole.
+    tir::Var local("d" + std::to_string(dims_.size()));
+    dims_.emplace_back(dim, local);
+    return local;
+  }
+  for (const tir::Var& v : vars) MapDim(v, /*bind_fresh=*/false);
+  return arith::Simplify(tir::Substitute(dim, [&](const tir::VarNode* v) -> PrimExpr {
+    for (const auto& [from, to] : dims_) {
+      if (from.get() == v) return to;
+    }
+    return PrimExpr();
+  }));
+}
+
+PrimExpr KernelBuilder::Dim(const PrimExpr& graph_dim) { return MapDim(graph_dim, /*bind_fresh=*/false); }
+
+StatusOr<tir::Buffer> KernelBuilder::Input(const graph::Expr& arg, const std::string& buffer_name,
+                                           const std::string& what) {
+  const graph::StructInfo& sinfo = arg->struct_info;
+  const auto* tensor = sinfo ? sinfo.as<graph::TensorStructInfoNode>() : nullptr;
+  if (tensor == nullptr || !tensor->shape || tensor->dtype.is_void()) {
+    return ErrorStatus() << op_name_ << ": cannot generate a kernel for " << what << ": "
+                         << transform::StructInfoText(sinfo ? sinfo : graph::ObjectStructInfoNode::make())
+                         << " has no known shape and dtype; give it one with match_cast";
+  }
+  // Plain variables first, so that a compound dimension after them (n * 2 next
+  // to n) is checked against them rather than bound on its own.
+  std::vector<PrimExpr> shape(tensor->shape->size());
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const PrimExpr dim = transform::SimplifyDim((*tensor->shape)[d]);
+      const bool plain = dim.as<tir::VarNode>() != nullptr || tir::AsConstInt(dim) != nullptr;
+      if (plain == (pass == 0)) shape[d] = MapDim(dim, /*bind_fresh=*/true);
+    }
+  }
+  tir::Buffer buffer = tir::MakeBuffer(buffer_name, tensor->dtype, std::move(shape));
+  inputs_.push_back(tir::PrimFuncParam{buffer, tir::Var()});
+  call_args_.push_back(arg);
+  return buffer;
+}
+
+StatusOr<tir::Buffer> KernelBuilder::Output(const graph::StructInfo& sinfo, const std::string& buffer_name) {
+  const auto* tensor = sinfo.as<graph::TensorStructInfoNode>();
+  if (tensor == nullptr || !tensor->shape || tensor->dtype.is_void()) {
+    return ErrorStatus() << op_name_ << ": cannot generate a kernel whose result "
+                         << transform::StructInfoText(sinfo)
+                         << " has no known shape; give the inputs known shapes with match_cast";
+  }
+  std::vector<PrimExpr> shape;
+  for (const PrimExpr& dim : *tensor->shape) shape.push_back(Dim(dim));
+  tir::Buffer buffer = tir::MakeBuffer(buffer_name, tensor->dtype, std::move(shape));
+  outputs_.push_back(tir::PrimFuncParam{buffer, tir::Var()});
+  output_sinfo_.push_back(sinfo);
+  return buffer;
+}
+
+tir::Buffer KernelBuilder::Local(const std::string& name, DataType dtype, std::vector<PrimExpr> shape) {
+  return tir::MakeBuffer(name, dtype, std::move(shape));
+}
+
+graph::StructInfo KernelBuilder::OutputStructInfo() const {
+  if (output_sinfo_.size() == 1) return output_sinfo_[0];
+  return graph::TupleStructInfoNode::make(output_sinfo_);
+}
+
+tir::PrimFunc KernelBuilder::Finish(tir::Stmt body, ir::Attrs attrs) const {
+  std::vector<tir::PrimFuncParam> params = inputs_;
+  params.insert(params.end(), outputs_.begin(), outputs_.end());
+  params.insert(params.end(), scalars_.begin(), scalars_.end());
+  return tir::MakePrimFunc(std::move(params), std::move(body), std::move(attrs));
+}
+
+tir::Stmt KernelBuilder::Elementwise(const std::vector<PrimExpr>& shape,
+                                     const std::function<tir::Stmt(const std::vector<PrimExpr>& index)>& body) {
+  using tir::ForKind;
+  using tir::ForNode;
+  const size_t rank = shape.size();
+  if (rank == 0) return body({});
+  if (rank == 1) {
+    // Parallel chunks of a vectorized loop; the last chunk may be short.
+    tir::Var chunk = LoopVar("i0_outer"), lane = LoopVar("i0_inner");
+    PrimExpr n = shape[0];
+    PrimExpr chunks = arith::Simplify(tir::FloorDiv(n + (kParallelChunk - 1), kParallelChunk));
+    PrimExpr start = chunk * kParallelChunk;
+    PrimExpr extent = tir::Min(PrimExpr(kParallelChunk), n - start);
+    tir::Stmt inner = ForNode::make(lane, 0, extent, ForKind::kVectorized, body({start + lane}));
+    return ForNode::make(chunk, 0, chunks, ForKind::kParallel, inner);
+  }
+  std::vector<tir::Var> vars;
+  std::vector<PrimExpr> index;
+  for (size_t d = 0; d < rank; ++d) {
+    vars.push_back(LoopVar("i" + std::to_string(d)));
+    index.push_back(vars.back());
+  }
+  tir::Stmt nest = body(index);
+  for (size_t d = rank; d-- > 0;) {
+    ForKind kind = d == rank - 1 ? ForKind::kVectorized : d == 0 ? ForKind::kParallel : ForKind::kSerial;
+    nest = ForNode::make(vars[d], 0, shape[d], kind, nest);
+  }
+  return nest;
+}
+
+}  // namespace strata::op

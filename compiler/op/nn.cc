@@ -1,0 +1,8 @@
+// Operators of this family are being written; the family registers none yet.
+#include "compiler/op/builtin_ops.h"
+
+namespace strata::op {
+
+std::vector<OpDef> NeuralNetworkOps() { return {}; }
+
+}  // namespace strata::op

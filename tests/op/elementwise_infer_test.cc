@@ -1,0 +1,99 @@
+// Shape and dtype inference of the elementwise operators over symbolic shapes,
+// and the compile-time errors for bad calls.
+#include <gtest/gtest.h>
+
+#include "compiler/driver/compile.h"
+#include "compiler/ir/parser.h"
+#include "tests/op/op_test_util.h"
+#include "vm/npy.h"
+#include "vm/virtual_machine.h"
+
+namespace strata::op::testing {
+namespace {
+
+std::string Infer(const std::string& params, const std::string& call) {
+  return InferredStructInfo(OneCallProgram(params, call), "y");
+}
+
+TEST(ElementwiseInfer, BroadcastingKeepsSymbolicDims) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], b: Tensor[(4,), f32]", "add(x, b)"), "Tensor[(n, 4), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(b, 1, c), f32], y: Tensor[(t, 1), f32]", "multiply(x, y)"), "Tensor[(b, t, c), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n * 2,), f32], y: Tensor[(n + n,), f32]", "subtract(x, y)"), "Tensor[(n * 2,), f32]");
+  // A symbolic dimension against a constant broadcasts to the constant (checked at run time).
+  EXPECT_EQ(Infer("x: Tensor[(n, k), f32], y: Tensor[(n, 8), f32]", "maximum(x, y)"), "Tensor[(n, 8), f32]");
+  // Two symbolic dimensions that cannot be proven equal: known rank, unknown dims.
+  EXPECT_EQ(Infer("x: Tensor[(n,), f32], y: Tensor[(m,), f32]", "add(x, y)"), "Tensor[ndim=1, f32]");
+  EXPECT_EQ(Infer("x: Tensor[ndim=2, f32], y: Tensor[(4,), f32]", "add(x, y)"), "Tensor[ndim=2, f32]");
+  EXPECT_EQ(Infer("x: Tensor[f32], y: Tensor[(4,), f32]", "add(x, y)"), "Tensor[f32]");
+}
+
+TEST(ElementwiseInfer, ComparisonsAndWhere) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], y: Tensor[(4,), f32]", "less(x, y)"), "Tensor[(n, 4), bool]");
+  EXPECT_EQ(Infer("c: Tensor[(n, 1), bool], x: Tensor[(n, m), f32], y: Tensor[(m,), f32]", "where(c, x, y)"),
+            "Tensor[(n, m), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), f32]", "cast(x, dtype=i64)"), "Tensor[(n, 3), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), f32]", "gelu(x)"), "Tensor[(n, 3), f32]");
+}
+
+TEST(ElementwiseInfer, IncompatibleShapesNameTheOperatorArgumentsAndShapes) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], y: Tensor[(3,), f32]", "add(x, y)"),
+            "error: function 'main', binding 'y': add: cannot broadcast x: Tensor[(n, 4), f32] with y: Tensor[(3,), f32]: "
+            "dimension 1 of the result would be both 4 and 3");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], y: Tensor[(4,), i32]", "add(x, y)"),
+            "error: function 'main', binding 'y': add: x: Tensor[(n, 4), f32] and y: Tensor[(4,), i32] have different dtypes "
+            "(f32 vs i32); cast one of them");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], s: Shape[(n, 4)]", "add(x, s)"),
+            "error: function 'main', binding 'y': add: argument 'y' must be a tensor, got Shape[(n, 4)]");
+}
+
+TEST(ElementwiseInfer, BadAttributesAndArity) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "gelu(x, approximate=1)"),
+            "error: function 'main', binding 'y': gelu: attribute 'approximate' must be a string, got an int");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "gelu(x, approximate=\"fast\")"),
+            "error: function 'main', binding 'y': gelu: attribute 'approximate' must be \"none\" or \"tanh\", got \"fast\"");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "relu(x, alpha=0.1)"),
+            "error: function 'main', binding 'y': relu: unknown attribute 'alpha' (it takes none)");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "cast(x)"),
+            "error: function 'main', binding 'y': cast: missing attribute 'dtype' (a dtype)");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "add(x)"),
+            "error: function 'main', binding 'y': add: expected 2 arguments (x, y), got 1");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), i32]", "exp(x)"),
+            "error: function 'main', binding 'y': exp: x: Tensor[(n, 4), i32] must be a float tensor");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "clip(x, min=2.0, max=1)"),
+            "error: function 'main', binding 'y': clip: min 2 is greater than max 1");
+}
+
+TEST(ElementwiseLegalize, UnknownShapesAreACompileErrorThatSuggestsMatchCast) {
+  EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[(n,), f32], y: Tensor[(m,), f32]", "add(x, y)")),
+            "LegalizeOps: function 'main', binding 'y': add: cannot generate a kernel whose result Tensor[ndim=1, f32] has no "
+            "known shape; give the inputs known shapes with match_cast");
+}
+
+TEST(ElementwiseRuntime, ABroadcastThatFailsAtRunTimeNamesTheArgumentAndDimension) {
+  auto module = ir::ParseModule(OneCallProgram("x: Tensor[(n, k), f32], y: Tensor[(n, 8), f32]", "maximum(x, y)"),
+                                "t.sir");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto bytes = driver::Compile(std::move(module).value(), {});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto exe = vm::Executable::LoadFromBytes(*bytes);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  vm::VirtualMachine machine(*exe);
+  auto x = vm::ParseInlineTensor("2x3xf32=1,2,3,4,5,6");
+  auto y = vm::ParseInlineTensor("2x8xf32=0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0");
+  ASSERT_TRUE(x.ok() && y.ok());
+  std::vector<vm::Value> args = {vm::Value::FromTensor(*x), vm::Value::FromTensor(*y)};
+  auto result = machine.Invoke("main", args);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "kernel 'maximum' failed: maximum: argument 'x' dimension 1 must be 1 or 8 to broadcast");
+  // k = 1 broadcasts.
+  auto x1 = vm::ParseInlineTensor("2x1xf32=1,-1");
+  ASSERT_TRUE(x1.ok());
+  args[0] = vm::Value::FromTensor(*x1);
+  result = machine.Invoke("main", args);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*result->tensor()), "2x8xf32=1,1,1,1,1,1,1,1,0,0,0,0,0,0,0,0");
+}
+
+}  // namespace
+}  // namespace strata::op::testing
