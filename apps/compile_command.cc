@@ -27,6 +27,10 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "dump-ir", po::value<std::string>(), "write the module after every pass that changed it into this directory")(
       "pass-before", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS before ANCHOR")(
       "pass-after", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS after ANCHOR")(
+      "dispatch", po::value<std::vector<std::string>>(),
+      "run a registered dispatch pass before LegalizeOps (e.g. cpu-blas); same as --pass-before=LegalizeOps:NAME")(
+      "tir-library", po::value<std::vector<std::string>>(),
+      "add the tensor programs of this .sir file (hand-written kernels with attrs {dispatch = \"op\"})")(
       "time-passes", "print the wall time of every pass")(
       "cpu", po::value<std::string>(), "compile kernels for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
       "cpu-features", po::value<std::string>(), "LLVM feature string for the kernels, e.g. +avx2,+fma,-avx512f")(
@@ -43,6 +47,12 @@ int RunCompileCommand(const std::vector<std::string>& args) {
   compile_options.print_pass_timing = vm.count("time-passes") != 0;
   if (vm.count("cpu")) compile_options.codegen.cpu = vm["cpu"].as<std::string>();
   if (vm.count("cpu-features")) compile_options.codegen.features = vm["cpu-features"].as<std::string>();
+  if (vm.count("dispatch")) {
+    for (const std::string& name : vm["dispatch"].as<std::vector<std::string>>()) {
+      compile_options.passes_before.emplace_back("LegalizeOps", name);
+    }
+  }
+  if (vm.count("tir-library")) compile_options.tir_library_paths = vm["tir-library"].as<std::vector<std::string>>();
   for (const char* key : {"pass-before", "pass-after"}) {
     if (!vm.count(key)) continue;
     for (const std::string& text : vm[key].as<std::vector<std::string>>()) {

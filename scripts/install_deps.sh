@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-program-options-dev     # strata CLI
   libopenblas-dev                  # library functions
+  libdnnl-dev                      # oneDNN: conv2d baseline of the benchmarks, BYOC backend
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev  # llvm-config --system-libs
 )
 

@@ -9,6 +9,7 @@
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/pipeline.h"
+#include "compiler/transform/tir_dispatch.h"
 #include "compiler/transform/vm_codegen.h"
 #include "serialization/writer.h"
 
@@ -47,6 +48,11 @@ StatusOr<ir::IRModule> LoadModuleFile(const std::string& path) {
 }
 
 StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options) {
+  for (const std::string& path : options.tir_library_paths) {
+    STRATA_ASSIGN_OR_RETURN(ir::IRModule library, LoadModuleFile(path));
+    Status merged = transform::MergeTensorPrograms(library, &module);
+    if (!merged.ok()) return ErrorStatus() << path << ": " << merged.message();
+  }
   STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, BuildPipeline(options));
   Status dump_status;
   if (!options.dump_ir_dir.empty()) {

@@ -24,6 +24,9 @@ struct CompileOptions {
   // Passes inserted into the default pipeline: {"Anchor", "RegisteredPassName"}.
   std::vector<std::pair<std::string, std::string>> passes_before;
   std::vector<std::pair<std::string, std::string>> passes_after;
+  // Text-IR files whose tensor programs are added to the module before lowering
+  // (hand-written kernels that DispatchTIR can put in place of operator calls).
+  std::vector<std::string> tir_library_paths;
   // Print per-pass wall time to stderr.
   bool print_pass_timing = false;
   codegen::CodegenOptions codegen;

@@ -8,8 +8,10 @@
 
 #include "compiler/ir/printer.h"
 #include "compiler/transform/call_tir_rewrite.h"
+#include "compiler/transform/cpu_blas_dispatch.h"
 #include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/tir_dispatch.h"
 #include "compiler/transform/vm_shape_lower.h"
 #include "compiler/transform/well_formed.h"
 
@@ -25,6 +27,8 @@ struct Registry {
 
   Registry() {
     for (Pass pass : {Pass{"Normalize", Normalize}, Pass{"WellFormed", WellFormed},
+                      Pass{"DispatchTIR", TirDispatch},
+                      Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
                       Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
                       Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"VMShapeLower", VMShapeLower}}) {
       passes.emplace(pass.name, pass);

@@ -6,7 +6,7 @@
 namespace strata::transform {
 
 std::vector<std::string> DefaultPipelinePassNames() {
-  return {"Normalize", "WellFormed", "LegalizeOps", "CallTIRRewrite", "VMShapeLower", "WellFormed"};
+  return {"Normalize", "WellFormed", "DispatchTIR", "LegalizeOps", "CallTIRRewrite", "VMShapeLower", "WellFormed"};
 }
 
 Pipeline DefaultPipeline() {

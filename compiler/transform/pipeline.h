@@ -3,6 +3,8 @@
 //
 //   Normalize        struct info on every value; annotations and call_tir checked
 //   WellFormed       scoping, dataflow, @names, bound symbolic variables
+//   DispatchTIR      operator calls -> call_tir of hand-written tensor programs
+//                    that opt in with attrs {dispatch = "op"} (tir_dispatch.h)
 //   LegalizeOps      operator calls -> call_tir of generated default kernels
 //   CallTIRRewrite   call_tir / call_dps_packed -> alloc_tensor + DPS call
 //   VMShapeLower     shape heap, parameter checks, match_shape / make_shape,
@@ -12,7 +14,8 @@
 // CallTIRRewrite and VMShapeLower are built on graph::Normalizer and emit
 // normalized IR, so no Normalize is needed between or after them. Target
 // dispatch, BYOC and optimization passes go in with Pipeline::InsertBefore /
-// InsertAfter (before "LegalizeOps", as the cpu-blas dispatcher does). The driver runs this pipeline,
+// InsertAfter: target dispatchers such as "cpu-blas" (cpu_blas_dispatch.h) go
+// before "LegalizeOps", after DispatchTIR, so hand-written kernels win. The driver runs this pipeline,
 // then CodegenVM (vm_codegen.h) and the LLVM codegen of the tensor programs.
 #pragma once
 

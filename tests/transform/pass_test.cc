@@ -59,13 +59,13 @@ TEST(PipelineTest, InsertBeforeAndAfterNamedPasses) {
   ASSERT_TRUE(pipeline.InsertAfter("CallTIRRewrite", Identity("PlanMemory")).ok());
   // WellFormed appears twice: insertion goes next to the first one.
   ASSERT_TRUE(pipeline.InsertAfter("WellFormed", Identity("Check")).ok());
-  EXPECT_EQ(pipeline.names(), (std::vector<std::string>{"Normalize", "WellFormed", "Check", "Dispatch",
-                                                        "LegalizeOps", "CallTIRRewrite", "PlanMemory",
+  EXPECT_EQ(pipeline.names(), (std::vector<std::string>{"Normalize", "WellFormed", "Check", "DispatchTIR",
+                                                        "Dispatch", "LegalizeOps", "CallTIRRewrite", "PlanMemory",
                                                         "VMShapeLower", "WellFormed"}));
   Status missing = pipeline.InsertBefore("FuseOps", Identity("X"));
   EXPECT_EQ(missing.message(),
-            "no pass 'FuseOps' in the pipeline (Normalize, WellFormed, Check, Dispatch, LegalizeOps, "
-            "CallTIRRewrite, PlanMemory, VMShapeLower, WellFormed)");
+            "no pass 'FuseOps' in the pipeline (Normalize, WellFormed, Check, DispatchTIR, Dispatch, "
+            "LegalizeOps, CallTIRRewrite, PlanMemory, VMShapeLower, WellFormed)");
 }
 
 TEST(PipelineTest, CallbackSeesEveryPassAndWhetherItChangedTheModule) {

@@ -197,15 +197,53 @@ TEST(BlasTest, MatmulComputesAndChecksItsArguments) {
   EXPECT_EQ(CallError("strata.blas.matmul", {F32({2, 3}, a), F32({3, 2}, b), F32({3, 2}, std::vector<float>(6))}),
             "strata.blas.matmul: output C is (3, 2), expected (2, 2) for A (2, 3) and B (3, 2)");
   EXPECT_EQ(CallError("strata.blas.matmul", {F32({6}, a), F32({3, 2}, b), c}),
-            "strata.blas.matmul: argument A must be a f32 tensor of rank 2, got Tensor[(6,), f32]");
+            "strata.blas.matmul: argument A must be a f32 tensor of rank >= 2, got Tensor[(6,), f32]");
   auto i32 = Tensor::FromValues<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6});
   ASSERT_TRUE(i32.ok());
   EXPECT_EQ(CallError("strata.blas.matmul", {F32({2, 3}, a), Value::FromTensor(i32.value()), c}),
-            "strata.blas.matmul: argument B must be a f32 tensor of rank 2, got Tensor[(2, 3), i32]");
+            "strata.blas.matmul: argument B must be a f32 tensor of rank >= 2, got Tensor[(2, 3), i32]");
   EXPECT_EQ(CallError("strata.blas.matmul", {F32({2, 3}, a), F32({3, 2}, b)}),
             "strata.blas.matmul expects 3 arguments (A, B, C), got 2");
   EXPECT_EQ(CallError("strata.blas.matmul", {c, c, c}),
             "strata.blas.matmul: output C must not overlap the inputs A and B");
+}
+
+TEST(BlasTest, MatmulFoldsLeadingDimsOrLoopsOverBatches) {
+  // (2, 2, 3) @ (3, 2): the leading dims of A are one M of 4.
+  std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b = {1, 0, 0, 1, 1, 1};
+  Value c = F32({2, 2, 2}, std::vector<float>(8));
+  ASSERT_TRUE(Call("strata.blas.matmul", {F32({2, 2, 3}, a), F32({3, 2}, b), c}).ok());
+  EXPECT_EQ(testing::ToFloats(c), (std::vector<float>{4, 5, 10, 11, 16, 17, 22, 23}));
+  // A batched B: batch 1 uses the second (3, 2) matrix, here 2 * the first.
+  std::vector<float> bb = {1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 2, 2};
+  ASSERT_TRUE(Call("strata.blas.matmul", {F32({2, 2, 3}, a), F32({2, 3, 2}, bb), c}).ok());
+  EXPECT_EQ(testing::ToFloats(c), (std::vector<float>{4, 5, 10, 11, 32, 34, 44, 46}));
+  EXPECT_EQ(CallError("strata.blas.matmul", {F32({2, 2, 3}, a), F32({1, 6, 2}, bb), c}),
+            "strata.blas.matmul: inner dimensions differ: A is (2, 2, 3) and B is (1, 6, 2) (A dimension 2 = 3, B "
+            "dimension 1 = 6)");
+  EXPECT_EQ(CallError("strata.blas.matmul", {F32({2, 2, 3}, a), F32({4, 3, 1}, bb), F32({2, 2, 1}, {0, 0, 0, 0})}),
+            "strata.blas.matmul: batch dimensions differ: A is (2, 2, 3) and B is (4, 3, 1) (a batched B must have "
+            "exactly A's batch dimensions)");
+  EXPECT_EQ(CallError("strata.blas.matmul", {F32({2, 2, 3}, a), F32({3, 2}, b), F32({4, 2}, std::vector<float>(8))}),
+            "strata.blas.matmul: output C is (4, 2), expected (2, 2, 2) for A (2, 2, 3) and B (3, 2)");
+}
+
+TEST(BlasTest, DenseTransposesTheWeightAndAddsTheBias) {
+  // X (2, 3) @ W (2, 3)^T + bias.
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, w = {1, 0, 0, 1, 1, 1};
+  Value c = F32({2, 2}, {0, 0, 0, 0});
+  ASSERT_TRUE(Call("strata.blas.dense", {F32({2, 3}, x), F32({2, 3}, w), c}).ok());
+  EXPECT_EQ(testing::ToFloats(c), (std::vector<float>{1, 6, 4, 15}));
+  ASSERT_TRUE(Call("strata.blas.dense_bias", {F32({2, 3}, x), F32({2, 3}, w), F32({2}, {10, 20}), c}).ok());
+  EXPECT_EQ(testing::ToFloats(c), (std::vector<float>{11, 26, 14, 35}));
+  EXPECT_EQ(CallError("strata.blas.dense", {F32({2, 3}, x), F32({3, 2}, w), c}),
+            "strata.blas.dense: X (2, 3) has 3 features but W (3, 2) expects 2");
+  EXPECT_EQ(CallError("strata.blas.dense_bias", {F32({2, 3}, x), F32({2, 3}, w), F32({3}, {1, 2, 3}), c}),
+            "strata.blas.dense_bias: bias is (3,), expected (2,)");
+  EXPECT_EQ(CallError("strata.blas.dense", {F32({2, 3}, x), F32({2, 3}, w), F32({2, 3}, x)}),
+            "strata.blas.dense: output C is (2, 3), expected X's (2, 3) with the last dimension 2");
+  EXPECT_EQ(CallError("strata.blas.dense_bias", {F32({2, 3}, x), F32({2, 3}, w), c}),
+            "strata.blas.dense_bias expects 4 arguments (X, W, bias, C), got 3");
 }
 
 TEST(BlasTest, EmptyInnerDimensionGivesZeros) {
