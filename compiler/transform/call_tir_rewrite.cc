@@ -78,14 +78,7 @@ class CallTIRMutator : public Normalizer {
 
 StatusOr<ir::IRModule> CallTIRRewrite(ir::IRModule module) {
   CallTIRMutator mutator(&module);
-  for (size_t i = 0; i < module.functions().size(); ++i) {
-    const auto* entry = std::get_if<Function>(&module.functions()[i].second);
-    if (!entry) continue;
-    Function func = *entry;  // a copy: the module is updated below
-    std::string name = module.functions()[i].first;
-    STRATA_ASSIGN_OR_RETURN(Function rewritten, mutator.NormalizeFunction(name, func));
-    module.Add(name, std::move(rewritten));
-  }
+  STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(mutator, &module));
   return module;
 }
 

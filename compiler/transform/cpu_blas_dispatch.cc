@@ -95,14 +95,7 @@ class CpuBlasDispatcher : public Normalizer {
 
 StatusOr<ir::IRModule> CpuBlasDispatch(ir::IRModule module, const CpuBlasOptions& options) {
   CpuBlasDispatcher dispatcher(&module, options);
-  for (size_t i = 0; i < module.functions().size(); ++i) {
-    const auto* entry = std::get_if<Function>(&module.functions()[i].second);
-    if (!entry) continue;
-    Function func = *entry;
-    std::string name = module.functions()[i].first;
-    STRATA_ASSIGN_OR_RETURN(Function rewritten, dispatcher.NormalizeFunction(name, func));
-    module.Add(name, std::move(rewritten));
-  }
+  STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(dispatcher, &module));
   return module;
 }
 

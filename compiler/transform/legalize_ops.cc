@@ -77,15 +77,7 @@ class Legalizer : public Normalizer {
 
 StatusOr<ir::IRModule> LegalizeOps(ir::IRModule module, const LegalizeOptions& options) {
   Legalizer legalizer(&module, options);
-  std::vector<std::string> names;
-  for (const auto& [name, func] : module.functions()) {
-    if (std::holds_alternative<Function>(func)) names.push_back(name);
-  }
-  for (const std::string& name : names) {
-    Function func = module.GetGraphFunction(name);
-    STRATA_ASSIGN_OR_RETURN(Function rewritten, legalizer.NormalizeFunction(name, func));
-    module.Add(name, std::move(rewritten));
-  }
+  STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(legalizer, &module));
   return module;
 }
 

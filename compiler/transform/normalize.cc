@@ -603,18 +603,22 @@ void Normalizer::ValidateCallTIR(const CallNode* call) {
 
 namespace strata::transform {
 
-StatusOr<ir::IRModule> Normalize(ir::IRModule module) {
-  // Callees are looked up in `module` as it is rewritten, so a caller sees the
-  // normalized return struct info of functions defined before it.
-  graph::Normalizer normalizer(&module);
-  for (size_t i = 0; i < module.functions().size(); ++i) {
-    const auto* entry = std::get_if<graph::Function>(&module.functions()[i].second);
-    if (!entry) continue;
-    graph::Function func = *entry;  // a copy: the module is updated below
-    std::string fn_name = module.functions()[i].first;
-    STRATA_ASSIGN_OR_RETURN(graph::Function normalized, normalizer.NormalizeFunction(fn_name, func));
-    module.Add(fn_name, std::move(normalized));
+Status RewriteGraphFunctions(graph::Normalizer& mutator, ir::IRModule* module) {
+  std::vector<std::string> names;
+  for (const auto& [name, func] : module->functions()) {
+    if (std::holds_alternative<graph::Function>(func)) names.push_back(name);
   }
+  for (const std::string& name : names) {
+    graph::Function func = module->GetGraphFunction(name);  // a copy: the module is updated below
+    STRATA_ASSIGN_OR_RETURN(graph::Function rewritten, mutator.NormalizeFunction(name, func));
+    module->Add(name, std::move(rewritten));
+  }
+  return Status::Ok();
+}
+
+StatusOr<ir::IRModule> Normalize(ir::IRModule module) {
+  graph::Normalizer normalizer(&module);
+  STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(normalizer, &module));
   return module;
 }
 

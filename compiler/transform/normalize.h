@@ -107,6 +107,12 @@ class Normalizer : public ExprMutator {
 
 namespace strata::transform {
 
+// Runs `mutator` (built over `*module`) on every graph function of the module in
+// order, replacing each with its rewritten form, so a caller sees the rewritten
+// signatures of the functions before it. Functions the mutator adds (generated
+// kernels) are not visited.
+Status RewriteGraphFunctions(graph::Normalizer& mutator, ir::IRModule* module);
+
 // The Normalize pass: every graph function normalized; tensor programs untouched.
 StatusOr<ir::IRModule> Normalize(ir::IRModule module);
 
