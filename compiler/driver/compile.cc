@@ -47,6 +47,22 @@ StatusOr<ir::IRModule> LoadModuleFile(const std::string& path) {
   return ir::ParseModule(text.str(), path);
 }
 
+std::optional<ir::SourceLocation> LocateError(const ir::IRModule& source, std::string_view message) {
+  constexpr std::string_view kFunction = "function '", kBinding = "', binding '";
+  size_t f = message.find(kFunction);
+  if (f == std::string_view::npos) return std::nullopt;
+  f += kFunction.size();
+  size_t b = message.find(kBinding, f);
+  if (b == std::string_view::npos) return std::nullopt;
+  size_t v = b + kBinding.size();
+  size_t end = message.find('\'', v);
+  if (end == std::string_view::npos) return std::nullopt;
+  const ir::SourceLocation* at =
+      source.BindingLocation(std::string(message.substr(f, b - f)), std::string(message.substr(v, end - v)));
+  if (at == nullptr) return std::nullopt;
+  return *at;
+}
+
 StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options) {
   for (const std::string& path : options.tir_library_paths) {
     STRATA_ASSIGN_OR_RETURN(ir::IRModule library, LoadModuleFile(path));

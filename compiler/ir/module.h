@@ -17,6 +17,13 @@ namespace strata::ir {
 
 using BaseFunc = std::variant<graph::Function, tir::PrimFunc>;
 
+// Where a binding was written in the text the module was parsed from.
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int col = 0;
+};
+
 class IRModule {
  public:
   // Adds or replaces a function. A replaced function keeps its position.
@@ -34,10 +41,17 @@ class IRModule {
   Attrs& attrs() { return attrs_; }
   const Attrs& attrs() const { return attrs_; }
 
+  // Source locations of bindings by (graph function, variable name), recorded by
+  // the parser (the first binding of a name wins). Passes carry them along with
+  // the module, so an error naming a function and a binding can point at the text.
+  void SetBindingLocation(const std::string& function, const std::string& var, SourceLocation location);
+  const SourceLocation* BindingLocation(const std::string& function, const std::string& var) const;
+
  private:
   std::vector<std::pair<std::string, BaseFunc>> functions_;
   std::map<std::string, size_t> index_;
   Attrs attrs_;
+  std::map<std::pair<std::string, std::string>, SourceLocation> binding_locations_;
 };
 
 }  // namespace strata::ir
