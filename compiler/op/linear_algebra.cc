@@ -1,8 +1,493 @@
-// Operators of this family are being written; the family registers none yet.
+// Linear-algebra operators: matmul (numpy.matmul), dense (x @ weight^T + bias,
+// as torch.nn.functional.linear) and bias_add.
+//
+// matmul and dense share their kernels (docs/ops/linear_algebra.md shows them).
+// The default, GemmKernel, cuts the output into row x column blocks run in
+// parallel; within a block, for each slice of the reduction, a panel of the
+// right operand is packed into a contiguous local buffer (where it stays in
+// L1) and register tiles of the output are accumulated in a local buffer of
+// constant size whose innermost loop, over contiguous output columns, is
+// vectorized. Edges of symbolic sizes are handled by clamping the rows and
+// columns that are read (the extra results are computed but never stored) and
+// by min(...) extents where results are stored, so the hot loop has constant
+// extents and no branches. With only a few rows, where such a tile would be
+// mostly padding, the kernel branches at run time to RowKernel (matmul) or
+// DotKernel (dense, and matmul by a vector).
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/arith/simplify.h"
 #include "compiler/op/builtin_ops.h"
+#include "compiler/op/kernel_builder.h"
+#include "compiler/op/op_util.h"
+#include "compiler/transform/struct_info_util.h"
 
 namespace strata::op {
+namespace {
 
-std::vector<OpDef> LinearAlgebraOps() { return {}; }
+using tir::ForKind;
+using tir::ForNode;
+using tir::PrimExprKind;
+using tir::Stmt;
+using transform::DimText;
+using transform::ProveDimEqual;
+
+// ---- inference ---------------------------------------------------------------
+
+// Dimension `d` of argument `i` as text for messages: "dimension 1 of x (k)".
+std::string DimOf(const OpCall& call, size_t i, size_t d, const PrimExpr& dim) {
+  return "dimension " + std::to_string(d) + " of " + call.arg_name(i) + " (" + DimText(dim) + ")";
+}
+
+// Two dimensions that must be equal: fine when provable, an error when both are
+// constants that differ, otherwise left to the kernel's run-time check.
+Status CheckSameDim(const OpCall& call, size_t a, size_t da, const PrimExpr& x, size_t b, size_t db, const PrimExpr& y,
+                    const std::string& what) {
+  if (ProveDimEqual(x, y)) return Status::Ok();
+  std::optional<int64_t> cx = arith::AsConstant(x), cy = arith::AsConstant(y);
+  if (cx && cy) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, a) << " and " << ArgText(call, b) << " disagree on "
+                         << what << ": " << DimOf(call, a, da, x) << " vs " << DimOf(call, b, db, y);
+  }
+  return Status::Ok();
+}
+
+Status CheckNumeric(const OpCall& call, size_t i, DataType dtype) {
+  if (dtype.is_bool()) return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must be a numeric tensor";
+  return Status::Ok();
+}
+
+Status CheckRank(const OpCall& call, size_t i, const TensorStructInfoNode* t, int rank, const std::string& what) {
+  if (t->ndim >= 0 && t->ndim != rank) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must be " << rank << "-D " << what;
+  }
+  return Status::Ok();
+}
+
+StatusOr<StructInfo> InferMatmul(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* y, TensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, 0, 1, x->dtype, y->dtype));
+  STRATA_RETURN_IF_ERROR(CheckNumeric(call, 0, dtype));
+  for (size_t i = 0; i < 2; ++i) {
+    if ((i == 0 ? x : y)->ndim == 0) {
+      return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must have at least one dimension";
+    }
+  }
+  if (x->ndim < 0 || y->ndim < 0) return TensorStructInfoNode::make_ndim(-1, dtype);
+  // A 1-D operand takes part as a matrix (a row for x, a column for y) whose
+  // extra dimension is dropped from the result.
+  const int batch_rank = std::max(std::max(x->ndim, 2) - 2, std::max(y->ndim, 2) - 2);
+  const int out_rank = batch_rank + (x->ndim >= 2 ? 1 : 0) + (y->ndim >= 2 ? 1 : 0);
+  if (!x->shape || !y->shape) return TensorStructInfoNode::make_ndim(out_rank, dtype);
+  const std::vector<PrimExpr>& a = *x->shape;
+  const std::vector<PrimExpr>& b = *y->shape;
+  const size_t ka = a.size() - 1, kb = b.size() >= 2 ? b.size() - 2 : 0;
+  STRATA_RETURN_IF_ERROR(CheckSameDim(call, 0, ka, a[ka], 1, kb, b[kb], "the contracted dimension"));
+  std::vector<PrimExpr> a_batch, b_batch;
+  if (a.size() > 2) a_batch.assign(a.begin(), a.end() - 2);
+  if (b.size() > 2) b_batch.assign(b.begin(), b.end() - 2);
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::optional<PrimExpr>> dims, BroadcastShapes(call, 0, 1, a_batch, b_batch));
+  if (a.size() >= 2) dims.push_back(a[a.size() - 2]);
+  if (b.size() >= 2) dims.push_back(b.back());
+  return TensorFromDims(dims, dtype);
+}
+
+StatusOr<StructInfo> InferDense(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* w, TensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, 0, 1, x->dtype, w->dtype));
+  STRATA_RETURN_IF_ERROR(CheckNumeric(call, 0, dtype));
+  if (x->ndim == 0) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must have at least one dimension";
+  }
+  STRATA_RETURN_IF_ERROR(CheckRank(call, 1, w, 2, "(out_features, in_features)"));
+  const TensorStructInfoNode* bias = nullptr;
+  if (call.num_args() > 2) {
+    STRATA_ASSIGN_OR_RETURN(bias, TensorArg(call, 2));
+    STRATA_ASSIGN_OR_RETURN(dtype, SameDtype(call, 0, 2, dtype, bias->dtype));
+    STRATA_RETURN_IF_ERROR(CheckRank(call, 2, bias, 1, "(out_features,)"));
+  }
+  if (x->ndim < 0) return TensorStructInfoNode::make_ndim(-1, dtype);
+  if (!x->shape || !w->shape) return TensorStructInfoNode::make_ndim(x->ndim, dtype);
+  const std::vector<PrimExpr>& a = *x->shape;
+  const std::vector<PrimExpr>& wt = *w->shape;
+  STRATA_RETURN_IF_ERROR(CheckSameDim(call, 0, a.size() - 1, a.back(), 1, 1, wt[1], "the input features"));
+  if (bias != nullptr && bias->shape) {
+    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 2, 0, (*bias->shape)[0], 1, 0, wt[0], "the output features"));
+  }
+  std::vector<PrimExpr> out(a.begin(), a.end() - 1);
+  out.push_back(wt[0]);
+  return TensorStructInfoNode::make(std::move(out), dtype);
+}
+
+StatusOr<StructInfo> InferBiasAdd(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* bias, TensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, 0, 1, x->dtype, bias->dtype));
+  STRATA_RETURN_IF_ERROR(CheckNumeric(call, 0, dtype));
+  STRATA_RETURN_IF_ERROR(CheckRank(call, 1, bias, 1, "(one value per index of axis)"));
+  if (x->ndim < 0) return TensorStructInfoNode::make_ndim(-1, dtype);
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), x->ndim));
+  if (x->shape && bias->shape) {
+    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 0, static_cast<size_t>(axis), (*x->shape)[axis], 1, 0, (*bias->shape)[0],
+                                        "the length of axis " + std::to_string(axis)));
+  }
+  return x->shape ? TensorStructInfoNode::make(*x->shape, dtype) : TensorStructInfoNode::make_ndim(x->ndim, dtype);
+}
+
+// ---- kernels -----------------------------------------------------------------
+
+PrimExpr Const(DataType dtype, double v) {
+  return dtype.is_float() ? tir::FloatImm(dtype, v) : tir::IntImm(dtype, static_cast<int64_t>(v));
+}
+PrimExpr Eq(PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(PrimExprKind::kEQ, a, b); }
+PrimExpr Simplify(PrimExpr e) { return arith::Simplify(e); }
+PrimExpr CeilDiv(PrimExpr a, int64_t b) { return Simplify(tir::FloorDiv(a + (b - 1), b)); }
+Stmt Loop(const tir::Var& v, PrimExpr extent, ForKind kind, Stmt body) {
+  return ForNode::make(v, 0, Simplify(extent), kind, std::move(body));
+}
+Stmt Let(const tir::Var& v, PrimExpr value, Stmt body) { return tir::LetStmtNode::make(v, Simplify(value), body); }
+
+// The indices of a flat (row-major) index over `dims`.
+std::vector<PrimExpr> Unflatten(PrimExpr flat, const std::vector<PrimExpr>& dims) {
+  std::vector<PrimExpr> index(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    index[d] = d == 0 ? flat : tir::FloorMod(flat, dims[d]);
+    flat = tir::FloorDiv(flat, dims[d]);
+  }
+  return index;
+}
+
+// Tile sizes of the GEMM schedule. A register tile of kRowTile x kColTile
+// accumulators (24 vector registers of 16 f32 with AVX-512) is updated from one
+// broadcast element of the left operand and kColTile / 16 vectors of the packed
+// right panel per reduction step. The packed panel (kDepth x kColTile, 32 KiB of
+// f32) stays in L1 while every row tile of a block passes over it, so a block
+// has up to kBlockRows rows to spread the cost of packing; kBlockCols keeps
+// enough blocks for the threads when the rows are few.
+constexpr int64_t kRowTile = 12;
+constexpr int64_t kColTile = 32;
+constexpr int64_t kDepth = 256;
+constexpr int64_t kBlockRows = 240;
+constexpr int64_t kBlockCols = 64;
+
+// The dot-product schedule (DotKernel) takes over when both operands run along
+// the reduction (dense's weight, matmul by a vector) and the rows are fewer than
+// this: a register tile of kRowTile rows would be mostly padding, and the panel
+// packing (a transposition for dense) would cost as much as the products.
+constexpr int64_t kDotMaxRows = 8;
+// Outputs per parallel task of the dot-product schedule.
+constexpr int64_t kDotChunk = 16;
+// With fewer than kRowMaxRows rows and b contiguous along the columns (matmul),
+// RowKernel accumulates kRowChunk columns of one output row in registers: it
+// reads b once per row, so it beats the padded register tile only for a row or two.
+constexpr int64_t kRowMaxRows = 3;
+constexpr int64_t kRowChunk = 64;
+
+// One GEMM per output batch index: Out[row, col] = sum_k a(row, k) * b(k, col)
+// (+ bias(col)), in the kernel's own variables.
+struct Gemm {
+  DataType dtype;
+  std::vector<PrimExpr> batch;  // output batch extents, run in parallel with the blocks
+  PrimExpr rows, cols, depth;
+  std::function<PrimExpr(const std::vector<PrimExpr>& batch, PrimExpr row, PrimExpr k)> a;
+  std::function<PrimExpr(const std::vector<PrimExpr>& batch, PrimExpr k, PrimExpr col)> b;
+  tir::Buffer out;
+  std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>& batch, PrimExpr row, PrimExpr col)> out_index;
+  std::function<PrimExpr(PrimExpr col)> bias;  // null: none
+  // b is contiguous along k (dense's weight): its panel is packed with k
+  // innermost, reading memory in order.
+  bool b_k_contiguous = false;
+};
+
+Stmt Store(const tir::Buffer& buffer, std::vector<PrimExpr> index, PrimExpr value) {
+  return tir::BufferStoreNode::make(buffer, std::move(index), std::move(value));
+}
+PrimExpr Load(const tir::Buffer& buffer, std::vector<PrimExpr> index) {
+  return tir::BufferLoadNode::make(buffer, std::move(index));
+}
+
+// Every output is one dot product, its reduction loop vectorized into a local
+// accumulator; the outputs (batch, row, col) run in parallel chunks.
+Stmt DotKernel(const Gemm& g) {
+  const PrimExpr M = g.rows, N = g.cols, K = g.depth;
+  const tir::Buffer sum = KernelBuilder::Local("Sum", g.dtype, {1});
+  const PrimExpr total = Simplify(Product(g.batch) * M * N);
+  tir::Var task("task"), e("e"), flat("flat"), k("kk"), row("row"), col("col"), batch_task("batch");
+  const std::vector<PrimExpr> batch = Unflatten(batch_task, g.batch);
+  PrimExpr result = Load(sum, {0});
+  if (g.bias) result = result + g.bias(col);
+  Stmt body = tir::SeqStmtNode::make({
+      Store(sum, {0}, Const(g.dtype, 0)),
+      Loop(k, K, ForKind::kVectorized, Store(sum, {0}, Load(sum, {0}) + g.a(batch, row, k) * g.b(batch, k, col))),
+      Store(g.out, g.out_index(batch, row, col), result),
+  });
+  body = Let(row, tir::FloorMod(tir::FloorDiv(flat, N), M), Let(col, tir::FloorMod(flat, N), body));
+  if (!g.batch.empty()) body = Let(batch_task, tir::FloorDiv(flat, M * N), body);
+  body = Loop(e, tir::Min(PrimExpr(kDotChunk), total - task * kDotChunk), ForKind::kSerial,
+              Let(flat, task * kDotChunk + e, body));
+  return Loop(task, CeilDiv(total, kDotChunk), ForKind::kParallel, tir::AllocateNode::make(sum, body));
+}
+
+// Each output row in chunks of kRowChunk columns, accumulated in a local buffer
+// over the whole reduction: row += a(row, k) * b(k, chunk); the last chunk of a
+// row, when short, runs the same loops with its own extent.
+Stmt RowKernel(const Gemm& g) {
+  const PrimExpr M = g.rows, N = g.cols, K = g.depth;
+  const tir::Buffer acc = KernelBuilder::Local("Acc", g.dtype, {kRowChunk});
+  tir::Var chunks("col_chunks"), task("task"), row("row"), j0("j0"), batch_task("batch");
+  const std::vector<PrimExpr> batch = Unflatten(batch_task, g.batch);
+  auto chunk = [&](PrimExpr extent) {
+    tir::Var zc("c"), k("kk"), a("a", g.dtype), c("c"), sc("c");
+    PrimExpr value = Load(acc, {sc});
+    if (g.bias) value = value + g.bias(j0 + sc);
+    return tir::SeqStmtNode::make({
+        Loop(zc, extent, ForKind::kVectorized, Store(acc, {zc}, Const(g.dtype, 0))),
+        Loop(k, K, ForKind::kSerial,
+             Let(a, g.a(batch, row, k),
+                 Loop(c, extent, ForKind::kVectorized, Store(acc, {c}, Load(acc, {c}) + a * g.b(batch, k, j0 + c))))),
+        Loop(sc, extent, ForKind::kVectorized, Store(g.out, g.out_index(batch, row, j0 + sc), value)),
+    });
+  };
+  Stmt body = tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, j0 + kRowChunk, N), chunk(kRowChunk),
+                                        chunk(N - j0));
+  body =
+      Let(row, tir::FloorMod(tir::FloorDiv(task, chunks), M), Let(j0, tir::FloorMod(task, chunks) * kRowChunk, body));
+  if (!g.batch.empty()) body = Let(batch_task, tir::FloorDiv(task, M * chunks), body);
+  body = Loop(task, Product(g.batch) * M * chunks, ForKind::kParallel, tir::AllocateNode::make(acc, body));
+  return Let(chunks, CeilDiv(N, kRowChunk), body);
+}
+
+// The tiled schedule; see the top of the file.
+Stmt GemmKernel(const Gemm& g) {
+  const DataType t = g.dtype;
+  const PrimExpr M = g.rows, N = g.cols, K = g.depth;
+  const tir::Buffer panel = KernelBuilder::Local("Bpanel", t, {kDepth, kColTile});
+  const tir::Buffer acc = KernelBuilder::Local("Acc", t, {kRowTile, kColTile});
+  tir::Var row_blocks("row_blocks"), block_rows("block_rows"), col_blocks("col_blocks"), block_cols("block_cols");
+  tir::Var task("task"), i0("i0"), j0("j0"), kb("kb"), k0("k0"), kc("kc"), jt("jt"), jj("jj"), it("it"), ii("ii");
+  tir::Var batch_task("batch");  // the flat output batch index of a task
+  const std::vector<PrimExpr> batch = Unflatten(batch_task, g.batch);
+  auto clamp_col = [&](PrimExpr col) { return tir::Min(col, N - 1); };
+
+  // Pack columns jj .. jj + kColTile of b (the last tile clamps to the last
+  // column) for the reduction steps k0 .. k0 + kc.
+  tir::Var pk("pk"), pj("pj");
+  Stmt pack;
+  if (g.b_k_contiguous) {
+    pack = Loop(pj, kColTile, ForKind::kSerial,
+                Loop(pk, kc, ForKind::kSerial, Store(panel, {pk, pj}, g.b(batch, k0 + pk, clamp_col(jj + pj)))));
+  } else {
+    tir::Var qk("pk"), qj("pj");
+    Stmt whole = Loop(pk, kc, ForKind::kSerial,
+                      Loop(pj, kColTile, ForKind::kVectorized, Store(panel, {pk, pj}, g.b(batch, k0 + pk, jj + pj))));
+    Stmt edge =
+        Loop(qk, kc, ForKind::kSerial,
+             Loop(qj, kColTile, ForKind::kSerial, Store(panel, {qk, qj}, g.b(batch, k0 + qk, clamp_col(jj + qj)))));
+    pack = tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, jj + kColTile, N), whole, edge);
+  }
+
+  // The register tile: zero it, accumulate the reduction slice, store it (the
+  // first slice stores, later ones add; rows past M were clamped and are dropped).
+  tir::Var zr("r"), zc("c"), k("kk"), r("r"), c("c"), a("a", t), sr("r"), sc("c"), ar("r"), ac("c");
+  Stmt zero = Loop(zr, kRowTile, ForKind::kUnrolled,
+                   Loop(zc, kColTile, ForKind::kVectorized, Store(acc, {zr, zc}, Const(t, 0))));
+  Stmt update = Loop(k, kc, ForKind::kSerial,
+                     Loop(r, kRowTile, ForKind::kUnrolled,
+                          Let(a, g.a(batch, tir::Min(ii + r, M - 1), k0 + k),
+                              Loop(c, kColTile, ForKind::kVectorized,
+                                   Store(acc, {r, c}, Load(acc, {r, c}) + a * Load(panel, {k, c}))))));
+  const PrimExpr tile_cols = tir::Min(PrimExpr(kColTile), N - jj);
+  PrimExpr first = Load(acc, {sr, sc});
+  if (g.bias) first = first + g.bias(jj + sc);
+  Stmt store_first =
+      Loop(sc, tile_cols, ForKind::kVectorized, Store(g.out, g.out_index(batch, ii + sr, jj + sc), first));
+  const std::vector<PrimExpr> out_at = g.out_index(batch, ii + ar, jj + ac);
+  Stmt store_add =
+      Loop(ac, tile_cols, ForKind::kVectorized, Store(g.out, out_at, Load(g.out, out_at) + Load(acc, {ar, ac})));
+  Stmt store = tir::IfThenElseNode::make(Eq(kb, 0),
+                                         Loop(sr, tir::Min(PrimExpr(kRowTile), M - ii), ForKind::kSerial, store_first),
+                                         Loop(ar, tir::Min(PrimExpr(kRowTile), M - ii), ForKind::kSerial, store_add));
+  Stmt tile = Let(ii, i0 + it * kRowTile, tir::SeqStmtNode::make({zero, update, store}));
+
+  Stmt col_tile = Let(jj, j0 + jt * kColTile,
+                      tir::SeqStmtNode::make(
+                          {pack, Loop(it, CeilDiv(tir::Min(block_rows, M - i0), kRowTile), ForKind::kSerial, tile)}));
+  Stmt slice = Let(k0, kb * kDepth,
+                   Let(kc, tir::Min(PrimExpr(kDepth), K - k0),
+                       Loop(jt, CeilDiv(tir::Min(block_cols, N - j0), kColTile), ForKind::kSerial, col_tile)));
+  // At least one slice, so that an empty reduction (K = 0) stores zeros (+ bias).
+  Stmt block = Loop(kb, tir::Max(CeilDiv(K, kDepth), 1), ForKind::kSerial, slice);
+  block = tir::AllocateNode::make(panel, tir::AllocateNode::make(acc, block));
+  block = Let(i0, tir::FloorMod(tir::FloorDiv(task, col_blocks), row_blocks) * block_rows,
+              Let(j0, tir::FloorMod(task, col_blocks) * block_cols, block));
+  if (!g.batch.empty()) block = Let(batch_task, tir::FloorDiv(task, row_blocks * col_blocks), block);
+  Stmt nest = Loop(task, Product(g.batch) * row_blocks * col_blocks, ForKind::kParallel, block);
+  // Blocks of near-equal sizes rounded up to whole tiles, as few as the block
+  // limits allow (at least one, so that the divisions are defined when M or N is 0).
+  auto tiles_of = [](PrimExpr extent, PrimExpr blocks, int64_t tile) {
+    return tir::FloorDiv(tir::FloorDiv(extent + blocks - 1, blocks) + (tile - 1), tile) * tile;
+  };
+  nest = Let(col_blocks, tir::Max(CeilDiv(N, kBlockCols), 1), Let(block_cols, tiles_of(N, col_blocks, kColTile), nest));
+  return Let(row_blocks, tir::Max(CeilDiv(M, kBlockRows), 1), Let(block_rows, tiles_of(M, row_blocks, kRowTile), nest));
+}
+
+// The indices into an operand's leading (batch) `dims` for output batch index
+// `out_index`, right-aligned and broadcast as numpy does: a dimension provably
+// equal to the output's is indexed directly, a constant 1 at 0, any other with
+// select(dim == 1, 0, i) (BatchChecks asserts it is 1 or the output's).
+std::vector<PrimExpr> BatchIndex(const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
+                                 const std::vector<PrimExpr>& out_index) {
+  std::vector<PrimExpr> index;
+  const size_t offset = out_dims.size() - dims.size();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const PrimExpr& i = out_index[d + offset];
+    if (ProveDimEqual(dims[d], out_dims[d + offset])) {
+      index.push_back(i);
+    } else if (arith::AsConstant(dims[d]) == 1) {
+      index.push_back(0);
+    } else {
+      index.push_back(tir::SelectNode::make(Eq(dims[d], 1), 0, i));
+    }
+  }
+  return index;
+}
+
+void BatchChecks(const std::string& what, const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
+                 std::vector<Stmt>* checks) {
+  const size_t offset = out_dims.size() - dims.size();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const PrimExpr& dim = dims[d];
+    const PrimExpr& out_dim = out_dims[d + offset];
+    if (ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
+    // The kernel prefixes its own name to the message.
+    checks->push_back(tir::AssertStmtNode::make(
+        tir::BinaryOpNode::make(PrimExprKind::kOr, Eq(dim, 1), Eq(dim, out_dim)),
+        what + " dimension " + std::to_string(d) + " must be 1 or " + DimText(out_dim) + " to broadcast"));
+  }
+}
+
+// A run-time check that two dimensions the inference could not prove equal are.
+void CheckSameDimAtRunTime(const std::string& a, size_t da, const PrimExpr& x, const std::string& b, size_t db,
+                           const PrimExpr& y, std::vector<Stmt>* checks) {
+  if (ProveDimEqual(x, y)) return;
+  checks->push_back(tir::AssertStmtNode::make(
+      Eq(x, y), "argument '" + a + "' dimension " + std::to_string(da) + " (" + DimText(x) + ") and argument '" + b +
+                    "' dimension " + std::to_string(db) + " (" + DimText(y) + ") must be equal"));
+}
+
+std::vector<PrimExpr> Concat(std::vector<PrimExpr> a, const std::vector<PrimExpr>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+StatusOr<Stmt> LegalizeMatmul(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer x, b.Input(call.arg(0), "X", "x"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer y, b.Input(call.arg(1), "Y", "y"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const std::vector<PrimExpr>& xs = x->shape;
+  const std::vector<PrimExpr>& ys = y->shape;
+  const bool x_vec = xs.size() == 1, y_vec = ys.size() == 1;
+  const size_t ky = y_vec ? 0 : ys.size() - 2;
+  std::vector<Stmt> stmts;
+  CheckSameDimAtRunTime("x", xs.size() - 1, xs.back(), "y", ky, ys[ky], &stmts);
+  const std::vector<PrimExpr> x_batch(xs.begin(), xs.end() - std::min<size_t>(xs.size(), 2));
+  const std::vector<PrimExpr> y_batch(ys.begin(), ys.end() - std::min<size_t>(ys.size(), 2));
+  const std::vector<PrimExpr> out_batch(out->shape.begin(), out->shape.end() - (x_vec ? 0 : 1) - (y_vec ? 0 : 1));
+  BatchChecks("argument 'x'", x_batch, out_batch, &stmts);
+  BatchChecks("argument 'y'", y_batch, out_batch, &stmts);
+  Gemm g;
+  g.dtype = out->dtype;
+  g.batch = out_batch;
+  g.rows = x_vec ? PrimExpr(1) : xs[xs.size() - 2];
+  g.cols = y_vec ? PrimExpr(1) : ys.back();
+  g.depth = xs.back();
+  const auto row_index = [x_vec](PrimExpr row) { return x_vec ? std::vector<PrimExpr>{} : std::vector<PrimExpr>{row}; };
+  const auto col_index = [y_vec](PrimExpr col) { return y_vec ? std::vector<PrimExpr>{} : std::vector<PrimExpr>{col}; };
+  g.a = [=](const std::vector<PrimExpr>& batch, PrimExpr row, PrimExpr k) {
+    return Load(x, Concat(Concat(BatchIndex(x_batch, out_batch, batch), row_index(row)), {k}));
+  };
+  g.b = [=](const std::vector<PrimExpr>& batch, PrimExpr k, PrimExpr col) {
+    return Load(y, Concat(Concat(BatchIndex(y_batch, out_batch, batch), {k}), col_index(col)));
+  };
+  g.out = out;
+  g.out_index = [=](const std::vector<PrimExpr>& batch, PrimExpr row, PrimExpr col) {
+    return Concat(Concat(batch, row_index(row)), col_index(col));
+  };
+  // By a vector, both operands run along the reduction: a matrix-vector product.
+  if (y_vec) {
+    stmts.push_back(DotKernel(g));
+  } else {
+    stmts.push_back(tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLT, g.rows, kRowMaxRows),
+                                              RowKernel(g), GemmKernel(g)));
+  }
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+StatusOr<Stmt> LegalizeDense(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer x, b.Input(call.arg(0), "X", "x"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer w, b.Input(call.arg(1), "W", "weight"));
+  tir::Buffer bias;
+  if (call.num_args() > 2) {
+    STRATA_ASSIGN_OR_RETURN(bias, b.Input(call.arg(2), "Bias", "bias"));
+  }
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const std::vector<PrimExpr>& xs = x->shape;
+  std::vector<Stmt> stmts;
+  CheckSameDimAtRunTime("x", xs.size() - 1, xs.back(), "weight", 1, w->shape[1], &stmts);
+  if (bias) CheckSameDimAtRunTime("bias", 0, bias->shape[0], "weight", 0, w->shape[0], &stmts);
+  // The leading dimensions of x are flattened into the rows of one GEMM.
+  const std::vector<PrimExpr> lead(xs.begin(), xs.end() - 1);
+  Gemm g;
+  g.dtype = out->dtype;
+  g.rows = Product(lead);
+  g.cols = w->shape[0];
+  g.depth = xs.back();
+  g.a = [=](const std::vector<PrimExpr>&, PrimExpr row, PrimExpr k) {
+    return Load(x, Concat(Unflatten(row, lead), {k}));
+  };
+  g.b = [=](const std::vector<PrimExpr>&, PrimExpr k, PrimExpr col) { return Load(w, {col, k}); };
+  g.b_k_contiguous = true;
+  g.out = out;
+  g.out_index = [=](const std::vector<PrimExpr>&, PrimExpr row, PrimExpr col) {
+    return Concat(Unflatten(row, lead), {col});
+  };
+  if (bias) g.bias = [=](PrimExpr col) { return Load(bias, {col}); };
+  stmts.push_back(tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLT, g.rows, kDotMaxRows),
+                                            DotKernel(g), GemmKernel(g)));
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+StatusOr<Stmt> LegalizeBiasAdd(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer x, b.Input(call.arg(0), "X", "x"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer bias, b.Input(call.arg(1), "Bias", "bias"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const int64_t ndim = static_cast<int64_t>(x->shape.size());
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), ndim));
+  std::vector<Stmt> stmts;
+  CheckSameDimAtRunTime("bias", 0, bias->shape[0], "x", static_cast<size_t>(axis), x->shape[axis], &stmts);
+  stmts.push_back(b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
+    return Store(out, index, Load(x, index) + Load(bias, {index[axis]}));
+  }));
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+}  // namespace
+
+std::vector<OpDef> LinearAlgebraOps() {
+  return {
+      OpDef{"matmul", {"x", "y"}, 0, {}, InferMatmul, LegalizeMatmul},
+      OpDef{"dense", {"x", "weight", "bias"}, 1, {}, InferDense, LegalizeDense},
+      OpDef{"bias_add",
+            {"x", "bias"},
+            0,
+            {AttrDef{"axis", AttrKind::kInt, ir::AttrValue(int64_t{1})}},
+            InferBiasAdd,
+            LegalizeBiasAdd},
+  };
+}
 
 }  // namespace strata::op
