@@ -59,45 +59,6 @@ InferFn UnaryInfer(bool float_only) {
 
 // ---- kernels -----------------------------------------------------------------
 
-// Indices into `buffer` (right-aligned against the output) for output index
-// `index`, with asserts for dimensions that broadcast at run time.
-std::vector<PrimExpr> BroadcastIndex(const tir::Buffer& buffer, const tir::Buffer& out,
-                                     const std::vector<PrimExpr>& index) {
-  std::vector<PrimExpr> result;
-  const size_t offset = out->shape.size() - buffer->shape.size();
-  for (size_t d = 0; d < buffer->shape.size(); ++d) {
-    const PrimExpr& dim = buffer->shape[d];
-    const PrimExpr& out_dim = out->shape[d + offset];
-    const PrimExpr& i = index[d + offset];
-    if (transform::ProveDimEqual(dim, out_dim)) {
-      result.push_back(i);
-    } else if (arith::AsConstant(dim) == 1) {
-      result.push_back(0);
-    } else {
-      result.push_back(tir::SelectNode::make(tir::BinaryOpNode::make(PrimExprKind::kEQ, dim, 1), 0, i));
-    }
-  }
-  return result;
-}
-
-// Asserts that each run-time-broadcast dimension of `buffer` is 1 or the output's.
-std::vector<tir::Stmt> BroadcastChecks(const std::string& what, const tir::Buffer& buffer,
-                                       const tir::Buffer& out) {
-  std::vector<tir::Stmt> checks;
-  const size_t offset = out->shape.size() - buffer->shape.size();
-  for (size_t d = 0; d < buffer->shape.size(); ++d) {
-    const PrimExpr& dim = buffer->shape[d];
-    const PrimExpr& out_dim = out->shape[d + offset];
-    if (transform::ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
-    PrimExpr ok = tir::BinaryOpNode::make(PrimExprKind::kOr, tir::BinaryOpNode::make(PrimExprKind::kEQ, dim, 1),
-                                          tir::BinaryOpNode::make(PrimExprKind::kEQ, dim, out_dim));
-    // The kernel prefixes its own name to the message.
-    checks.push_back(tir::AssertStmtNode::make(ok, what + " dimension " + std::to_string(d) + " must be 1 or " +
-                                                       transform::DimText(out_dim) + " to broadcast"));
-  }
-  return checks;
-}
-
 using ScalarFn = std::function<PrimExpr(const std::vector<PrimExpr>& operands, DataType out_dtype)>;
 
 // out = fn(inputs...) with broadcasting; `inputs` are argument positions.
@@ -113,14 +74,12 @@ LegalizeFn BroadcastKernel(std::vector<size_t> inputs, ScalarFn fn) {
     STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
     std::vector<tir::Stmt> stmts;
     for (size_t k = 0; k < buffers.size(); ++k) {
-      for (tir::Stmt& check : BroadcastChecks("argument '" + call.arg_name(inputs[k]) + "'", buffers[k], out)) {
-        stmts.push_back(std::move(check));
-      }
+      BroadcastChecks("argument '" + call.arg_name(inputs[k]) + "'", buffers[k]->shape, out->shape, &stmts);
     }
     stmts.push_back(b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
       std::vector<PrimExpr> operands;
       for (const tir::Buffer& buffer : buffers) {
-        operands.push_back(tir::BufferLoadNode::make(buffer, BroadcastIndex(buffer, out, index)));
+        operands.push_back(tir::BufferLoadNode::make(buffer, BroadcastIndex(buffer->shape, out->shape, index)));
       }
       return tir::BufferStoreNode::make(out, index, fn(operands, out->dtype));
     }));

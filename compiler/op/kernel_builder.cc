@@ -139,4 +139,37 @@ tir::Stmt KernelBuilder::Elementwise(const std::vector<PrimExpr>& shape,
   return nest;
 }
 
+std::vector<PrimExpr> BroadcastIndex(const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
+                                     const std::vector<PrimExpr>& out_index) {
+  std::vector<PrimExpr> index;
+  const size_t offset = out_dims.size() - dims.size();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const PrimExpr& i = out_index[d + offset];
+    if (transform::ProveDimEqual(dims[d], out_dims[d + offset])) {
+      index.push_back(i);
+    } else if (arith::AsConstant(dims[d]) == 1) {
+      index.push_back(0);
+    } else {
+      index.push_back(tir::SelectNode::make(tir::BinaryOpNode::make(tir::PrimExprKind::kEQ, dims[d], 1), 0, i));
+    }
+  }
+  return index;
+}
+
+void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims,
+                     const std::vector<PrimExpr>& out_dims, std::vector<tir::Stmt>* checks) {
+  using tir::BinaryOpNode;
+  using tir::PrimExprKind;
+  const size_t offset = out_dims.size() - dims.size();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const PrimExpr& dim = dims[d];
+    const PrimExpr& out_dim = out_dims[d + offset];
+    if (transform::ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
+    PrimExpr ok = BinaryOpNode::make(PrimExprKind::kOr, BinaryOpNode::make(PrimExprKind::kEQ, dim, 1),
+                                     BinaryOpNode::make(PrimExprKind::kEQ, dim, out_dim));
+    checks->push_back(tir::AssertStmtNode::make(
+        ok, what + " dimension " + std::to_string(d) + " must be 1 or " + transform::DimText(out_dim) + " to broadcast"));
+  }
+}
+
 }  // namespace strata::op

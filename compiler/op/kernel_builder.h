@@ -74,4 +74,17 @@ class KernelBuilder {
   std::vector<std::pair<PrimExpr, PrimExpr>> dims_;
 };
 
+// ---- Broadcasting inside kernels (numpy rules, right-aligned).
+
+// Indices into a tensor of shape `dims` for the output position `out_index` of a
+// tensor of shape `out_dims`: an equal dim is indexed directly, a constant 1 at
+// 0, and any other dim with select(dim == 1, 0, i) (BroadcastChecks guards it).
+std::vector<PrimExpr> BroadcastIndex(const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
+                                     const std::vector<PrimExpr>& out_index);
+// Asserts that every dim of `dims` that broadcasts only at run time is 1 or the
+// output's: "<what> dimension 1 must be 1 or 8 to broadcast" (the kernel adds
+// its own name in front).
+void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims,
+                     const std::vector<PrimExpr>& out_dims, std::vector<tir::Stmt>* checks);
+
 }  // namespace strata::op

@@ -335,41 +335,6 @@ Stmt GemmKernel(const Gemm& g) {
   return Let(row_blocks, tir::Max(CeilDiv(M, kBlockRows), 1), Let(block_rows, tiles_of(M, row_blocks, kRowTile), nest));
 }
 
-// The indices into an operand's leading (batch) `dims` for output batch index
-// `out_index`, right-aligned and broadcast as numpy does: a dimension provably
-// equal to the output's is indexed directly, a constant 1 at 0, any other with
-// select(dim == 1, 0, i) (BatchChecks asserts it is 1 or the output's).
-std::vector<PrimExpr> BatchIndex(const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
-                                 const std::vector<PrimExpr>& out_index) {
-  std::vector<PrimExpr> index;
-  const size_t offset = out_dims.size() - dims.size();
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const PrimExpr& i = out_index[d + offset];
-    if (ProveDimEqual(dims[d], out_dims[d + offset])) {
-      index.push_back(i);
-    } else if (arith::AsConstant(dims[d]) == 1) {
-      index.push_back(0);
-    } else {
-      index.push_back(tir::SelectNode::make(Eq(dims[d], 1), 0, i));
-    }
-  }
-  return index;
-}
-
-void BatchChecks(const std::string& what, const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
-                 std::vector<Stmt>* checks) {
-  const size_t offset = out_dims.size() - dims.size();
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const PrimExpr& dim = dims[d];
-    const PrimExpr& out_dim = out_dims[d + offset];
-    if (ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
-    // The kernel prefixes its own name to the message.
-    checks->push_back(tir::AssertStmtNode::make(
-        tir::BinaryOpNode::make(PrimExprKind::kOr, Eq(dim, 1), Eq(dim, out_dim)),
-        what + " dimension " + std::to_string(d) + " must be 1 or " + DimText(out_dim) + " to broadcast"));
-  }
-}
-
 // A run-time check that two dimensions the inference could not prove equal are.
 void CheckSameDimAtRunTime(const std::string& a, size_t da, const PrimExpr& x, const std::string& b, size_t db,
                            const PrimExpr& y, std::vector<Stmt>* checks) {
@@ -397,8 +362,8 @@ StatusOr<Stmt> LegalizeMatmul(const OpCall& call, KernelBuilder& b) {
   const std::vector<PrimExpr> x_batch(xs.begin(), xs.end() - std::min<size_t>(xs.size(), 2));
   const std::vector<PrimExpr> y_batch(ys.begin(), ys.end() - std::min<size_t>(ys.size(), 2));
   const std::vector<PrimExpr> out_batch(out->shape.begin(), out->shape.end() - (x_vec ? 0 : 1) - (y_vec ? 0 : 1));
-  BatchChecks("argument 'x'", x_batch, out_batch, &stmts);
-  BatchChecks("argument 'y'", y_batch, out_batch, &stmts);
+  BroadcastChecks("argument 'x'", x_batch, out_batch, &stmts);
+  BroadcastChecks("argument 'y'", y_batch, out_batch, &stmts);
   Gemm g;
   g.dtype = out->dtype;
   g.batch = out_batch;
@@ -408,10 +373,10 @@ StatusOr<Stmt> LegalizeMatmul(const OpCall& call, KernelBuilder& b) {
   const auto row_index = [x_vec](PrimExpr row) { return x_vec ? std::vector<PrimExpr>{} : std::vector<PrimExpr>{row}; };
   const auto col_index = [y_vec](PrimExpr col) { return y_vec ? std::vector<PrimExpr>{} : std::vector<PrimExpr>{col}; };
   g.a = [=](const std::vector<PrimExpr>& batch, PrimExpr row, PrimExpr k) {
-    return Load(x, Concat(Concat(BatchIndex(x_batch, out_batch, batch), row_index(row)), {k}));
+    return Load(x, Concat(Concat(BroadcastIndex(x_batch, out_batch, batch), row_index(row)), {k}));
   };
   g.b = [=](const std::vector<PrimExpr>& batch, PrimExpr k, PrimExpr col) {
-    return Load(y, Concat(Concat(BatchIndex(y_batch, out_batch, batch), {k}), col_index(col)));
+    return Load(y, Concat(Concat(BroadcastIndex(y_batch, out_batch, batch), {k}), col_index(col)));
   };
   g.out = out;
   g.out_index = [=](const std::vector<PrimExpr>& batch, PrimExpr row, PrimExpr col) {
