@@ -27,7 +27,9 @@ uint32_t SizeOf(const fbs::Vector<T>* vec) {
 
 template <typename T>
 bool IsAligned(const fbs::Vector<T>* vec) {
-  return vec == nullptr || reinterpret_cast<uintptr_t>(vec->data()) % alignof(T) == 0;
+  // flatbuffers does not align an empty vector (the shape of a 0-d tensor); no
+  // element is ever read from it.
+  return vec == nullptr || vec->size() == 0 || reinterpret_cast<uintptr_t>(vec->data()) % alignof(T) == 0;
 }
 
 std::string FunctionLabel(uint32_t index, const fb::Function* f) {

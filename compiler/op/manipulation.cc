@@ -1,8 +1,1011 @@
-// Operators of this family are being written; the family registers none yet.
+// Data movement and creation: reshape, flatten, transpose, concat, split,
+// strided_slice, take, expand_dims, squeeze, broadcast_to, zeros, ones, full.
+//
+// Every kernel is a copy (or a fill) with the baseline schedule: outermost
+// loop parallel, innermost vectorized, no loop for a dimension of constant
+// extent 1; transpose tiles the two axes whose contiguity it swaps. A condition
+// that shape inference could neither prove nor refute (two symbolic dimensions
+// that must agree, a divisibility) becomes an assert at the kernel's entry that
+// names the argument and the dimension.
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/ir/arith/simplify.h"
 #include "compiler/op/builtin_ops.h"
+#include "compiler/op/kernel_builder.h"
+#include "compiler/op/op_util.h"
+#include "compiler/transform/struct_info_util.h"
 
 namespace strata::op {
+namespace {
 
-std::vector<OpDef> ManipulationOps() { return {}; }
+using transform::DimText;
+using tir::PrimExprKind;
+
+// ---- shared helpers ------------------------------------------------------------
+
+std::string ShapeText(const std::vector<PrimExpr>& dims) {
+  std::string text = "(";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + DimText(dims[i]);
+  return text + (dims.size() == 1 ? ",)" : ")");
+}
+
+std::string IntsText(const std::vector<int64_t>& values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+PrimExpr Eq(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kEQ, a, b); }
+
+// An attribute that takes an int or a list of ints: its values, and whether it
+// was written as a single int.
+std::pair<std::vector<int64_t>, bool> IntOrInts(const OpCall& call, const std::string& name) {
+  auto it = call.call().attrs.find(name);
+  if (it != call.call().attrs.end() && std::holds_alternative<int64_t>(it->second)) {
+    return {{std::get<int64_t>(it->second)}, true};
+  }
+  return {call.IntsAttr(name), false};
+}
+
+// Distinct axes of a rank-`ndim` tensor, negative ones counted from the end.
+StatusOr<std::vector<int64_t>> DistinctAxes(const OpCall& call, const std::string& attr,
+                                            const std::vector<int64_t>& axes, int64_t ndim) {
+  std::vector<int64_t> out;
+  for (int64_t axis : axes) {
+    STRATA_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(call, "axis", axis, ndim));
+    if (std::find(out.begin(), out.end(), a) != out.end()) {
+      return ErrorStatus() << call.name() << ": axis " << a << " appears twice in attribute '" << attr << "'";
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+// A shape argument: its dims, or nullopt when only its rank is known (`ndim`).
+StatusOr<std::optional<std::vector<PrimExpr>>> ShapeDims(const OpCall& call, size_t i, int* ndim) {
+  const auto* shape = call.arg_sinfo(i).as<graph::ShapeStructInfoNode>();
+  if (shape != nullptr && !shape->values && shape->ndim >= 0) {
+    *ndim = shape->ndim;
+    return std::optional<std::vector<PrimExpr>>();
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ShapeArg(call, i));
+  *ndim = static_cast<int>(dims.size());
+  return std::optional<std::vector<PrimExpr>>(std::move(dims));
+}
+
+// ---- kernel helpers ------------------------------------------------------------
+
+// The baseline loop nest over `shape`, without loops for dimensions of constant
+// extent 1 (their index is 0).
+tir::Stmt CopyNest(KernelBuilder& b, const std::vector<PrimExpr>& shape,
+                   const std::function<tir::Stmt(const std::vector<PrimExpr>& index)>& body) {
+  std::vector<PrimExpr> looped;
+  for (const PrimExpr& d : shape) {
+    if (arith::AsConstant(d) != 1) looped.push_back(d);
+  }
+  return b.Elementwise(looped, [&](const std::vector<PrimExpr>& loop_index) {
+    std::vector<PrimExpr> index;
+    size_t k = 0;
+    for (const PrimExpr& d : shape) index.push_back(arith::AsConstant(d) == 1 ? PrimExpr(0) : loop_index[k++]);
+    return body(index);
+  });
+}
+
+tir::Stmt Store(const tir::Buffer& out, std::vector<PrimExpr> index, PrimExpr value) {
+  for (PrimExpr& i : index) i = arith::Simplify(i);
+  return tir::BufferStoreNode::make(out, std::move(index), std::move(value));
+}
+
+PrimExpr Load(const tir::Buffer& in, std::vector<PrimExpr> index) {
+  for (PrimExpr& i : index) i = arith::Simplify(i);
+  return tir::BufferLoadNode::make(in, std::move(index));
+}
+
+// Row-major position of `index` in `dims`, and back.
+PrimExpr Ravel(const std::vector<PrimExpr>& index, const std::vector<PrimExpr>& dims) {
+  PrimExpr flat = 0;
+  for (size_t k = 0; k < dims.size(); ++k) flat = flat * dims[k] + index[k];
+  return arith::Simplify(flat);
+}
+
+std::vector<PrimExpr> Unravel(const PrimExpr& flat, const std::vector<PrimExpr>& dims) {
+  std::vector<PrimExpr> index(dims.size());
+  PrimExpr stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    PrimExpr i = arith::AsConstant(stride) == 1 ? flat : tir::FloorDiv(flat, stride);
+    index[k] = arith::Simplify(k == 0 ? i : tir::FloorMod(i, dims[k]));
+    stride = arith::Simplify(stride * dims[k]);
+  }
+  return index;
+}
+
+std::vector<tir::Stmt> Checks(std::vector<tir::Stmt> checks, tir::Stmt body) {
+  checks.push_back(std::move(body));
+  return checks;
+}
+
+// Copies `in` to `out` in row-major order (reshape, flatten). The two shapes are
+// cut into groups at the points where their prefix products are provably equal;
+// a group loops over its dims on one side and computes the other side's index
+// by raveling, so (b, t, 64) -> (b, t, 4, 16) indexes the input as
+// [i0, i1, i2 * 16 + i3] without divisions. Only a group with several dims on
+// both sides (or the rest after the last provable point) divides.
+tir::Stmt RowMajorCopy(KernelBuilder& b, const tir::Buffer& in, const tir::Buffer& out) {
+  const std::vector<PrimExpr>& src = in->shape;
+  const std::vector<PrimExpr>& dst = out->shape;
+  auto prefixes = [](const std::vector<PrimExpr>& dims) {
+    std::vector<PrimExpr> p = {1};
+    for (const PrimExpr& d : dims) p.push_back(arith::Simplify(p.back() * d));
+    return p;
+  };
+  const std::vector<PrimExpr> pin = prefixes(src), pout = prefixes(dst);
+  struct Group {
+    size_t in_begin, in_end, out_begin, out_end;
+  };
+  std::vector<Group> groups;
+  size_t in_done = 0, out_done = 0;
+  for (size_t k = 1; k <= src.size(); ++k) {
+    for (size_t l = out_done + 1; l <= dst.size(); ++l) {
+      if (arith::ProveEqual(pin[k], pout[l])) {
+        groups.push_back({in_done, k, out_done, l});
+        in_done = k;
+        out_done = l;
+        break;
+      }
+    }
+  }
+  if (in_done < src.size() || out_done < dst.size()) groups.push_back({in_done, src.size(), out_done, dst.size()});
+
+  // Loop over the output side of a group unless only the input side has
+  // several dims.
+  std::vector<PrimExpr> loop_shape;
+  std::vector<bool> loops_out;
+  for (const Group& g : groups) {
+    const bool over_out = g.in_end - g.in_begin <= 1 || g.out_end - g.out_begin > 1;
+    loops_out.push_back(over_out);
+    const std::vector<PrimExpr>& side = over_out ? dst : src;
+    for (size_t d = over_out ? g.out_begin : g.in_begin; d < (over_out ? g.out_end : g.in_end); ++d) {
+      loop_shape.push_back(side[d]);
+    }
+  }
+  return CopyNest(b, loop_shape, [&](const std::vector<PrimExpr>& index) {
+    std::vector<PrimExpr> in_index, out_index;
+    size_t k = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const Group& grp = groups[g];
+      std::vector<PrimExpr> in_dims(src.begin() + grp.in_begin, src.begin() + grp.in_end);
+      std::vector<PrimExpr> out_dims(dst.begin() + grp.out_begin, dst.begin() + grp.out_end);
+      const std::vector<PrimExpr>& looped_dims = loops_out[g] ? out_dims : in_dims;
+      std::vector<PrimExpr> looped(index.begin() + k, index.begin() + k + looped_dims.size());
+      k += looped_dims.size();
+      const std::vector<PrimExpr>& other_dims = loops_out[g] ? in_dims : out_dims;
+      std::vector<PrimExpr> other;
+      if (other_dims.size() == 1) {
+        other = {Ravel(looped, looped_dims)};
+      } else if (other_dims.size() > 1) {
+        other = Unravel(Ravel(looped, looped_dims), other_dims);
+      }
+      const std::vector<PrimExpr>& gin = loops_out[g] ? other : looped;
+      const std::vector<PrimExpr>& gout = loops_out[g] ? looped : other;
+      in_index.insert(in_index.end(), gin.begin(), gin.end());
+      out_index.insert(out_index.end(), gout.begin(), gout.end());
+    }
+    return Store(out, out_index, Load(in, in_index));
+  });
+}
+
+// A row-major copy with a run-time check of the element counts when they are
+// not provably equal.
+tir::Stmt CheckedRowMajorCopy(KernelBuilder& b, const tir::Buffer& in, const tir::Buffer& out) {
+  std::vector<tir::Stmt> checks;
+  const PrimExpr in_count = Product(in->shape), out_count = Product(out->shape);
+  if (!arith::ProveEqual(in_count, out_count)) {
+    checks.push_back(tir::AssertStmtNode::make(
+        Eq(in_count, out_count), "argument 'x' of shape " + ShapeText(in->shape) + " has " + DimText(in_count) +
+                                     " elements, the result of shape " + ShapeText(out->shape) + " has " +
+                                     DimText(out_count)));
+  }
+  return tir::SeqStmtNode::make(Checks(std::move(checks), RowMajorCopy(b, in, out)));
+}
+
+// ---- reshape -------------------------------------------------------------------
+
+// The factors of a product of dims (n * m * 4 is n, m and 4).
+void Factors(const PrimExpr& dim, std::vector<PrimExpr>* out) {
+  const auto* mul = dim.as<tir::BinaryOpNode>();
+  if (mul != nullptr && mul->kind == PrimExprKind::kMul) {
+    Factors(mul->a, out);
+    Factors(mul->b, out);
+  } else {
+    out->push_back(dim);
+  }
+}
+
+// product(numerator) / product(denominator), cancelling provably equal factors
+// first so that (b * t * 64) / b is t * 64; what does not cancel becomes a floor
+// division (the kernel checks the element count).
+PrimExpr DivideDims(const std::vector<PrimExpr>& numerator, const std::vector<PrimExpr>& denominator) {
+  std::vector<PrimExpr> num, den;
+  for (const PrimExpr& d : numerator) Factors(SimplifyDim(d), &num);
+  for (const PrimExpr& d : denominator) Factors(SimplifyDim(d), &den);
+  std::vector<PrimExpr> rest;
+  for (const PrimExpr& d : den) {
+    auto it = std::find_if(num.begin(), num.end(), [&](const PrimExpr& n) { return arith::ProveEqual(n, d); });
+    if (it != num.end()) {
+      num.erase(it);
+    } else {
+      rest.push_back(d);
+    }
+  }
+  return SimplifyDim(tir::FloorDiv(Product(num), Product(rest)));
+}
+
+StatusOr<StructInfo> InferReshape(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  int ndim = 0;
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::vector<PrimExpr>> target, ShapeDims(call, 1, &ndim));
+  if (!target) return TensorStructInfoNode::make_ndim(ndim, x->dtype);
+  const std::string target_text = ShapeText(*target);
+  std::vector<std::optional<PrimExpr>> dims;
+  std::optional<size_t> inferred;
+  for (size_t k = 0; k < target->size(); ++k) {
+    const PrimExpr& t = (*target)[k];
+    std::optional<int64_t> c = arith::AsConstant(t);
+    if (c == -1) {
+      if (inferred) {
+        return ErrorStatus() << call.name() << ": target shape " << target_text << " has more than one -1";
+      }
+      inferred = k;
+      dims.push_back(std::nullopt);
+    } else if (c == 0) {
+      if (x->ndim >= 0 && static_cast<int>(k) >= x->ndim) {
+        return ErrorStatus() << call.name() << ": dimension " << k << " of target shape " << target_text
+                             << " is 0 (copy the input's), but " << ArgText(call, 0) << " has rank " << x->ndim;
+      }
+      dims.push_back(x->shape ? std::optional<PrimExpr>((*x->shape)[k]) : std::nullopt);
+    } else if (c && *c < 0) {
+      return ErrorStatus() << call.name() << ": dimension " << k << " of target shape " << target_text << " is "
+                           << *c << " (expected a size, 0 to copy the input's or -1 to infer it)";
+    } else {
+      dims.push_back(t);
+    }
+  }
+  if (!x->shape) return TensorFromDims(dims, x->dtype);
+
+  const PrimExpr in_count = Product(*x->shape);
+  if (inferred) {
+    std::vector<PrimExpr> others;
+    for (const auto& d : dims) {
+      if (d) others.push_back(*d);
+    }
+    const PrimExpr divisor = Product(others);
+    if (arith::AsConstant(divisor) == 0) {
+      return ErrorStatus() << call.name() << ": cannot infer the -1 of target shape " << target_text << " for "
+                           << ArgText(call, 0) << ": the other dimensions hold no elements";
+    }
+    std::optional<int64_t> c_in = arith::AsConstant(in_count), c_div = arith::AsConstant(divisor);
+    if (c_in && c_div && *c_in % *c_div != 0) {
+      return ErrorStatus() << call.name() << ": cannot reshape " << ArgText(call, 0) << " (" << *c_in
+                           << " elements) to " << target_text << ": " << *c_in << " is not a multiple of " << *c_div;
+    }
+    dims[*inferred] = DivideDims(*x->shape, others);
+  }
+  std::vector<PrimExpr> out;
+  for (const auto& d : dims) out.push_back(*d);
+  const PrimExpr out_count = Product(out);
+  std::optional<int64_t> difference = arith::AsConstant(in_count - out_count);
+  if (difference && *difference != 0) {
+    return ErrorStatus() << call.name() << ": cannot reshape " << ArgText(call, 0) << " (" << DimText(in_count)
+                         << " elements) to " << target_text << " (" << DimText(out_count) << " elements)";
+  }
+  return TensorStructInfoNode::make(std::move(out), x->dtype);
+}
+
+// reshape and flatten. The count check appears only when the kernel cannot
+// prove the counts equal (always provable for flatten, unless a compound input
+// dim such as n * 2 is bound as a variable of its own).
+StatusOr<tir::Stmt> ReshapeKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  return CheckedRowMajorCopy(b, in, out);
+}
+
+// ---- flatten -------------------------------------------------------------------
+
+// ONNX Flatten: axis in [-ndim, ndim].
+StatusOr<int64_t> FlattenAxis(const OpCall& call, int64_t ndim) {
+  const int64_t axis = call.IntAttr("axis");
+  if (axis < -ndim || axis > ndim) {
+    return ErrorStatus() << call.name() << ": axis " << axis << " is out of range for a tensor of rank " << ndim
+                         << " (expected " << -ndim << " <= axis <= " << ndim << ")";
+  }
+  return axis < 0 ? axis + ndim : axis;
+}
+
+StatusOr<StructInfo> InferFlatten(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  if (x->ndim < 0) return TensorStructInfoNode::make_ndim(2, x->dtype);
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, FlattenAxis(call, x->ndim));
+  if (!x->shape) return TensorStructInfoNode::make_ndim(2, x->dtype);
+  const std::vector<PrimExpr>& s = *x->shape;
+  return TensorStructInfoNode::make({Product({s.begin(), s.begin() + axis}), Product({s.begin() + axis, s.end()})},
+                                    x->dtype);
+}
+
+// ---- transpose -----------------------------------------------------------------
+
+// The permutation: output axis k is input axis perm[k].
+StatusOr<std::vector<int64_t>> Permutation(const OpCall& call, int64_t ndim) {
+  std::vector<int64_t> perm;
+  if (!call.HasAttr("axes")) {
+    for (int64_t k = ndim; k-- > 0;) perm.push_back(k);
+    return perm;
+  }
+  const std::vector<int64_t> axes = call.IntsAttr("axes");
+  if (static_cast<int64_t>(axes.size()) != ndim) {
+    return ErrorStatus() << call.name() << ": attribute 'axes' " << IntsText(axes) << " must list each of the "
+                         << ndim << " axes of " << ArgText(call, 0) << " once";
+  }
+  return DistinctAxes(call, "axes", axes, ndim);
+}
+
+StatusOr<StructInfo> InferTranspose(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  if (x->ndim < 0) {
+    return TensorStructInfoNode::make_ndim(call.HasAttr("axes") ? static_cast<int>(call.IntsAttr("axes").size()) : -1,
+                                           x->dtype);
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Permutation(call, x->ndim));
+  if (!x->shape) return call.arg_sinfo(0);
+  std::vector<PrimExpr> dims;
+  for (int64_t p : perm) dims.push_back((*x->shape)[p]);
+  return TensorStructInfoNode::make(std::move(dims), x->dtype);
+}
+
+// Square tiles of this many bytes per side keep both the rows written and the
+// columns read of a transpose in L1.
+constexpr int64_t kTransposeTileBytes = 256;
+
+StatusOr<tir::Stmt> TransposeKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const size_t rank = in->shape.size();
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Permutation(call, static_cast<int64_t>(rank)));
+  auto copy = [&](const std::vector<PrimExpr>& index) {
+    std::vector<PrimExpr> in_index(index.size());
+    for (size_t k = 0; k < perm.size(); ++k) in_index[perm[k]] = index[k];
+    return Store(out, index, Load(in, in_index));
+  };
+  // Output axis `row` is the input's innermost axis. When it is not also the
+  // output's innermost, one side is read or written with a stride: tile the
+  // two axes.
+  const size_t last = rank - 1;
+  const size_t row = rank == 0 ? 0 : std::find(perm.begin(), perm.end(), static_cast<int64_t>(last)) - perm.begin();
+  const int64_t tile = kTransposeTileBytes / in->dtype.bytes();
+  auto small = [&](const PrimExpr& d) { return arith::AsConstant(d).value_or(tile + 1) <= tile; };
+  if (rank < 2 || row == last || small(out->shape[row]) || small(out->shape[last])) {
+    return CopyNest(b, out->shape, copy);
+  }
+
+  std::vector<tir::Var> vars;
+  std::vector<PrimExpr> extents, index(rank);
+  for (size_t d = 0; d < last; ++d) {
+    if (d == row) continue;
+    if (arith::AsConstant(out->shape[d]) == 1) {
+      index[d] = 0;
+      continue;
+    }
+    vars.push_back(b.LoopVar("i" + std::to_string(d)));
+    extents.push_back(out->shape[d]);
+    index[d] = vars.back();
+  }
+  std::vector<tir::Var> inner_vars;
+  std::vector<PrimExpr> inner_extents;
+  for (size_t d : {row, last}) {
+    const PrimExpr& dim = out->shape[d];
+    const std::string name = "i" + std::to_string(d);
+    tir::Var outer = b.LoopVar(name + "_outer"), inner = b.LoopVar(name + "_inner");
+    vars.push_back(outer);
+    extents.push_back(arith::Simplify(tir::FloorDiv(dim + (tile - 1), tile)));
+    std::optional<int64_t> c = arith::AsConstant(dim);
+    inner_vars.push_back(inner);
+    inner_extents.push_back(c && *c % tile == 0 ? PrimExpr(tile)
+                                                : arith::Simplify(tir::Min(PrimExpr(tile), dim - outer * tile)));
+    index[d] = outer * tile + inner;
+  }
+  tir::Stmt nest = tir::ForNode::make(inner_vars[1], 0, inner_extents[1], tir::ForKind::kVectorized, copy(index));
+  nest = tir::ForNode::make(inner_vars[0], 0, inner_extents[0], tir::ForKind::kSerial, nest);
+  for (size_t k = vars.size(); k-- > 0;) {
+    nest = tir::ForNode::make(vars[k], 0, extents[k], k == 0 ? tir::ForKind::kParallel : tir::ForKind::kSerial, nest);
+  }
+  return nest;
+}
+
+// ---- concat --------------------------------------------------------------------
+
+// The tensors of a tuple argument as expressions a kernel can take: the fields
+// of a tuple literal, or items of a tuple variable.
+std::vector<graph::Expr> TupleFields(const graph::Expr& tuple) {
+  if (const auto* literal = tuple.as<graph::TupleNode>()) return literal->fields;
+  std::vector<graph::Expr> fields;
+  const auto* sinfo = tuple->struct_info.as<graph::TupleStructInfoNode>();
+  for (size_t k = 0; k < sinfo->fields.size(); ++k) {
+    fields.push_back(graph::Expr(
+        std::make_shared<const graph::TupleGetItemNode>(tuple, static_cast<int>(k), sinfo->fields[k])));
+  }
+  return fields;
+}
+
+StatusOr<StructInfo> InferConcat(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<const TensorStructInfoNode*> xs, TensorTupleArg(call, 0));
+  if (xs.empty()) return ErrorStatus() << call.name() << ": argument 'inputs' must hold at least one tensor";
+  const auto& fields = call.arg_sinfo(0).as<graph::TupleStructInfoNode>()->fields;
+  auto text = [&](size_t k) {
+    return "field " + std::to_string(k) + " of inputs: " + transform::StructInfoText(fields[k]);
+  };
+  DataType dtype = DataType::Void();
+  int ndim = -1;
+  size_t dtype_from = 0, ndim_from = 0;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    if (!xs[k]->dtype.is_void()) {
+      if (!dtype.is_void() && xs[k]->dtype != dtype) {
+        return ErrorStatus() << call.name() << ": " << text(dtype_from) << " and " << text(k)
+                             << " have different dtypes (" << dtype.ToString() << " vs " << xs[k]->dtype.ToString()
+                             << "); cast one of them";
+      }
+      dtype = xs[k]->dtype;
+      dtype_from = k;
+    }
+    if (xs[k]->ndim >= 0) {
+      if (ndim >= 0 && xs[k]->ndim != ndim) {
+        return ErrorStatus() << call.name() << ": " << text(ndim_from) << " and " << text(k)
+                             << " have different ranks";
+      }
+      ndim = xs[k]->ndim;
+      ndim_from = k;
+    }
+  }
+  if (ndim < 0) return TensorStructInfoNode::make_ndim(-1, dtype);
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), ndim));
+  for (const TensorStructInfoNode* x : xs) {
+    if (!x->shape) return TensorStructInfoNode::make_ndim(ndim, dtype);
+  }
+  std::vector<PrimExpr> dims;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (d == axis) {
+      PrimExpr sum = 0;
+      for (const TensorStructInfoNode* x : xs) sum = sum + (*x->shape)[d];
+      dims.push_back(SimplifyDim(sum));
+      continue;
+    }
+    // A constant wins over symbolic dims, which the kernel checks against it.
+    size_t pick = 0;
+    for (size_t k = 0; k < xs.size(); ++k) {
+      if (arith::AsConstant((*xs[k]->shape)[d])) {
+        pick = k;
+        break;
+      }
+    }
+    const PrimExpr& dim = (*xs[pick]->shape)[d];
+    for (size_t k = 0; k < xs.size(); ++k) {
+      std::optional<int64_t> a = arith::AsConstant(dim), c = arith::AsConstant((*xs[k]->shape)[d]);
+      if (a && c && *a != *c) {
+        return ErrorStatus() << call.name() << ": " << text(pick) << " and " << text(k) << " differ in dimension "
+                             << d << " (" << *a << " vs " << *c << "); only axis " << axis << " may differ";
+      }
+    }
+    dims.push_back(dim);
+  }
+  return TensorStructInfoNode::make(std::move(dims), dtype);
+}
+
+StatusOr<tir::Stmt> ConcatKernel(const OpCall& call, KernelBuilder& b) {
+  const std::vector<graph::Expr> fields = TupleFields(call.arg(0));
+  std::vector<tir::Buffer> ins;
+  for (size_t k = 0; k < fields.size(); ++k) {
+    const std::string number = std::to_string(k);
+    STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(fields[k], "A" + number, "field " + number + " of inputs"));
+    ins.push_back(in);
+  }
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"),
+                                                      static_cast<int64_t>(out->shape.size())));
+  std::vector<tir::Stmt> stmts;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    for (size_t d = 0; d < out->shape.size(); ++d) {
+      if (static_cast<int64_t>(d) == axis || arith::ProveEqual(ins[k]->shape[d], out->shape[d])) continue;
+      stmts.push_back(tir::AssertStmtNode::make(
+          Eq(ins[k]->shape[d], out->shape[d]), "field " + std::to_string(k) + " of inputs dimension " +
+                                                   std::to_string(d) + " must be " + DimText(out->shape[d]) +
+                                                   " to match the other inputs"));
+    }
+  }
+  PrimExpr offset = 0;
+  for (const tir::Buffer& in : ins) {
+    stmts.push_back(CopyNest(b, in->shape, [&](const std::vector<PrimExpr>& index) {
+      std::vector<PrimExpr> out_index = index;
+      out_index[axis] = offset + index[axis];
+      return Store(out, out_index, Load(in, index));
+    }));
+    offset = arith::Simplify(offset + in->shape[axis]);
+  }
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+// ---- split ---------------------------------------------------------------------
+
+// The extents of the parts of `dim` that split's attribute asks for.
+StatusOr<std::vector<PrimExpr>> SplitExtents(const OpCall& call, const PrimExpr& dim, int64_t axis) {
+  auto [values, sections] = IntOrInts(call, "indices_or_sections");
+  std::vector<PrimExpr> extents;
+  std::optional<int64_t> c = arith::AsConstant(dim);
+  if (sections) {
+    const int64_t n = values[0];
+    if (n < 1) {
+      return ErrorStatus() << call.name() << ": indices_or_sections " << n << " must be a positive number of sections";
+    }
+    if (c && *c % n != 0) {
+      return ErrorStatus() << call.name() << ": cannot split " << ArgText(call, 0) << " into " << n
+                           << " equal sections along axis " << axis << " (" << *c << " is not a multiple of " << n
+                           << ")";
+    }
+    extents.assign(n, SimplifyDim(tir::FloorDiv(dim, n)));
+  } else {
+    int64_t previous = 0;
+    for (int64_t index : values) {
+      if (index < previous) {
+        return ErrorStatus() << call.name() << ": indices_or_sections " << IntsText(values)
+                             << " must be non-negative and in increasing order";
+      }
+      extents.push_back(index - previous);
+      previous = index;
+    }
+    if (c && previous > *c) {
+      return ErrorStatus() << call.name() << ": cannot split " << ArgText(call, 0) << " at indices "
+                           << IntsText(values) << " along axis " << axis << " (its extent is " << *c << ")";
+    }
+    extents.push_back(SimplifyDim(dim - previous));
+  }
+  if (extents.size() < 2) {
+    return ErrorStatus() << call.name() << ": indices_or_sections "
+                         << (sections ? std::to_string(values[0]) : IntsText(values))
+                         << " gives one part; split needs at least two";
+  }
+  return extents;
+}
+
+StatusOr<StructInfo> InferSplit(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  const int64_t axis_attr = call.IntAttr("axis");
+  if (!x->shape) {
+    int64_t axis = 0;
+    if (x->ndim >= 0) {
+      STRATA_ASSIGN_OR_RETURN(axis, NormalizeAxis(call, "axis", axis_attr, x->ndim));
+    }
+    // Only the number of parts is known; count them against a symbolic extent.
+    STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> extents, SplitExtents(call, tir::Var("d"), axis));
+    return graph::TupleStructInfoNode::make(
+        std::vector<StructInfo>(extents.size(), TensorStructInfoNode::make_ndim(x->ndim, x->dtype)));
+  }
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", axis_attr, x->ndim));
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> extents, SplitExtents(call, (*x->shape)[axis], axis));
+  std::vector<StructInfo> fields;
+  for (const PrimExpr& extent : extents) {
+    std::vector<PrimExpr> dims = *x->shape;
+    dims[axis] = extent;
+    fields.push_back(TensorStructInfoNode::make(std::move(dims), x->dtype));
+  }
+  return graph::TupleStructInfoNode::make(std::move(fields));
+}
+
+StatusOr<tir::Stmt> SplitKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  const auto* tuple = call.call().struct_info.as<graph::TupleStructInfoNode>();
+  std::vector<tir::Buffer> outs;
+  for (size_t k = 0; k < tuple->fields.size(); ++k) {
+    STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(tuple->fields[k], "Out" + std::to_string(k)));
+    outs.push_back(out);
+  }
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"),
+                                                      static_cast<int64_t>(in->shape.size())));
+  // Each part starts where the previous one ends. The parts cover the input
+  // exactly unless equal sections do not divide it (at indices, an extent short
+  // of the last index makes the last part's extent negative, which its
+  // allocation rejects).
+  std::vector<tir::Stmt> stmts;
+  std::vector<PrimExpr> starts = {0};
+  for (const tir::Buffer& out : outs) starts.push_back(arith::Simplify(starts.back() + out->shape[axis]));
+  const PrimExpr dim = in->shape[axis];
+  if (!arith::ProveEqual(starts.back(), dim)) {
+    stmts.push_back(tir::AssertStmtNode::make(
+        Eq(starts.back(), dim), "argument 'x' dimension " + std::to_string(axis) + " (" + DimText(dim) +
+                                    ") must be a multiple of " + std::to_string(outs.size()) +
+                                    " to split it into equal sections"));
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    stmts.push_back(CopyNest(b, outs[k]->shape, [&](const std::vector<PrimExpr>& index) {
+      std::vector<PrimExpr> in_index = index;
+      in_index[axis] = starts[k] + index[axis];
+      return Store(outs[k], index, Load(in, in_index));
+    }));
+  }
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+// ---- strided_slice -------------------------------------------------------------
+
+// Bounds beyond this are "to the end" (no tensor dimension comes near it), so
+// INT64_MAX / INT64_MIN style sentinels need no min/max against the extent.
+constexpr int64_t kBeyondAnyDim = int64_t{1} << 62;
+
+// The first index and the number of elements of a Python slice
+// [begin:end:stride] of an axis of extent `dim`.
+struct SliceRange {
+  PrimExpr start, extent;
+};
+
+SliceRange Slice(const PrimExpr& dim, int64_t begin, int64_t end, int64_t stride) {
+  const PrimExpr lower = stride > 0 ? 0 : -1;
+  const PrimExpr upper = stride > 0 ? dim : SimplifyDim(dim - 1);
+  auto clamp = [&](int64_t v) -> PrimExpr {
+    if (v >= kBeyondAnyDim) return upper;
+    if (v <= -kBeyondAnyDim) return lower;
+    if (v < 0) return SimplifyDim(tir::Max(PrimExpr(v) + dim, lower));
+    return SimplifyDim(tir::Min(PrimExpr(v), upper));
+  };
+  // With a positive stride a non-negative begin needs no clamping: past the
+  // end, the extent comes out 0 either way.
+  const PrimExpr start = stride > 0 && begin >= 0 && begin < kBeyondAnyDim ? PrimExpr(begin) : clamp(begin);
+  const PrimExpr stop = clamp(end);
+  const int64_t step = std::abs(stride);
+  const PrimExpr span = stride > 0 ? stop - start : start - stop;
+  return {start, SimplifyDim(tir::Max(tir::FloorDiv(span + (step - 1), step), 0))};
+}
+
+struct SliceSpec {
+  std::vector<int64_t> axes, begin, end, strides;
+};
+
+StatusOr<SliceSpec> SliceAttrs(const OpCall& call, int64_t ndim) {
+  SliceSpec spec;
+  spec.begin = call.IntsAttr("begin");
+  spec.end = call.IntsAttr("end");
+  const size_t n = spec.begin.size();
+  spec.strides = call.HasAttr("strides") ? call.IntsAttr("strides") : std::vector<int64_t>(n, 1);
+  std::vector<int64_t> axes;
+  if (call.HasAttr("axes")) {
+    axes = call.IntsAttr("axes");
+  } else {
+    for (size_t k = 0; k < n; ++k) axes.push_back(static_cast<int64_t>(k));
+  }
+  if (spec.end.size() != n || spec.strides.size() != n || axes.size() != n) {
+    return ErrorStatus() << call.name() << ": begin " << IntsText(spec.begin) << ", end " << IntsText(spec.end)
+                         << ", strides " << IntsText(spec.strides) << " and axes " << IntsText(axes)
+                         << " must have the same length";
+  }
+  for (int64_t s : spec.strides) {
+    if (s == 0) return ErrorStatus() << call.name() << ": strides " << IntsText(spec.strides) << " contain 0";
+  }
+  if (ndim >= 0) {
+    STRATA_ASSIGN_OR_RETURN(spec.axes, DistinctAxes(call, "axes", axes, ndim));
+  }
+  return spec;
+}
+
+StatusOr<StructInfo> InferStridedSlice(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(SliceSpec spec, SliceAttrs(call, x->ndim));
+  if (!x->shape) return call.arg_sinfo(0);
+  std::vector<PrimExpr> dims = *x->shape;
+  for (size_t k = 0; k < spec.axes.size(); ++k) {
+    dims[spec.axes[k]] = Slice((*x->shape)[spec.axes[k]], spec.begin[k], spec.end[k], spec.strides[k]).extent;
+  }
+  return TensorStructInfoNode::make(std::move(dims), x->dtype);
+}
+
+StatusOr<tir::Stmt> StridedSliceKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  STRATA_ASSIGN_OR_RETURN(SliceSpec spec, SliceAttrs(call, static_cast<int64_t>(in->shape.size())));
+  std::vector<PrimExpr> starts(in->shape.size(), 0), strides(in->shape.size(), 1);
+  for (size_t k = 0; k < spec.axes.size(); ++k) {
+    const int64_t axis = spec.axes[k];
+    starts[axis] = Slice(in->shape[axis], spec.begin[k], spec.end[k], spec.strides[k]).start;
+    strides[axis] = spec.strides[k];
+  }
+  return CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
+    std::vector<PrimExpr> in_index;
+    for (size_t d = 0; d < index.size(); ++d) in_index.push_back(starts[d] + index[d] * strides[d]);
+    return Store(out, index, Load(in, in_index));
+  });
+}
+
+// ---- take ----------------------------------------------------------------------
+
+StatusOr<StructInfo> InferTake(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* indices, TensorArg(call, 1));
+  if (!indices->dtype.is_void() && !indices->dtype.is_integral()) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 1) << " must be an integer tensor";
+  }
+  if (!call.HasAttr("axis")) {
+    return indices->shape ? TensorStructInfoNode::make(*indices->shape, x->dtype)
+                          : TensorStructInfoNode::make_ndim(indices->ndim, x->dtype);
+  }
+  if (x->ndim < 0) return TensorStructInfoNode::make_ndim(-1, x->dtype);
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), x->ndim));
+  if (indices->ndim < 0) return TensorStructInfoNode::make_ndim(-1, x->dtype);
+  if (!x->shape || !indices->shape) return TensorStructInfoNode::make_ndim(x->ndim - 1 + indices->ndim, x->dtype);
+  std::vector<PrimExpr> dims(x->shape->begin(), x->shape->begin() + axis);
+  dims.insert(dims.end(), indices->shape->begin(), indices->shape->end());
+  dims.insert(dims.end(), x->shape->begin() + axis + 1, x->shape->end());
+  return TensorStructInfoNode::make(std::move(dims), x->dtype);
+}
+
+StatusOr<tir::Stmt> TakeKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer indices, b.Input(call.arg(1), "I", call.arg_name(1)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const bool flat = !call.HasAttr("axis");
+  int64_t axis = 0;
+  if (!flat) {
+    STRATA_ASSIGN_OR_RETURN(axis, NormalizeAxis(call, "axis", call.IntAttr("axis"),
+                                                static_cast<int64_t>(in->shape.size())));
+  }
+  const PrimExpr extent = flat ? Product(in->shape) : in->shape[axis];
+  auto index_value = [&](const std::vector<PrimExpr>& at) {
+    PrimExpr v = Load(indices, at);
+    return v.dtype() == DataType::I64() ? v : tir::CastNode::make(DataType::I64(), v);
+  };
+  // Every index is checked before any is used, in a loop of its own, so the
+  // gather below stays free of branches.
+  std::vector<tir::Var> vars;
+  std::vector<PrimExpr> at;
+  for (size_t d = 0; d < indices->shape.size(); ++d) {
+    vars.push_back(b.LoopVar("j" + std::to_string(d)));
+    at.push_back(vars.back());
+  }
+  const PrimExpr v = index_value(at);
+  tir::Stmt check = tir::AssertStmtNode::make(
+      Bin(PrimExprKind::kAnd, Bin(PrimExprKind::kLE, -extent, v), Bin(PrimExprKind::kLT, v, extent)),
+      "argument 'indices' holds an index out of range for " +
+          (flat ? "x flattened to " + DimText(extent) + " elements"
+                : "axis " + std::to_string(axis) + " of x (extent " + DimText(extent) + ")") +
+          "; indices must lie in [-" + DimText(extent) + ", " + DimText(extent) + ")");
+  for (size_t d = vars.size(); d-- > 0;) {
+    check = tir::ForNode::make(vars[d], 0, indices->shape[d], tir::ForKind::kSerial, check);
+  }
+  const size_t index_rank = indices->shape.size();
+  tir::Stmt gather = CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
+    const size_t first = flat ? 0 : axis;
+    PrimExpr i = index_value(std::vector<PrimExpr>(index.begin() + first, index.begin() + first + index_rank));
+    i = tir::SelectNode::make(Bin(PrimExprKind::kLT, i, 0), i + extent, i);
+    std::vector<PrimExpr> in_index;
+    if (flat) {
+      in_index = Unravel(i, in->shape);
+    } else {
+      in_index.assign(index.begin(), index.begin() + axis);
+      in_index.push_back(i);
+      in_index.insert(in_index.end(), index.begin() + axis + index_rank, index.end());
+    }
+    return Store(out, index, Load(in, in_index));
+  });
+  return tir::SeqStmtNode::make({check, gather});
+}
+
+// ---- expand_dims, squeeze ------------------------------------------------------
+
+StatusOr<std::vector<bool>> InsertedAxes(const OpCall& call, int64_t in_ndim) {
+  auto [values, single] = IntOrInts(call, "axis");
+  const int64_t out_ndim = in_ndim + static_cast<int64_t>(values.size());
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes, DistinctAxes(call, "axis", values, out_ndim));
+  std::vector<bool> inserted(out_ndim, false);
+  for (int64_t a : axes) inserted[a] = true;
+  return inserted;
+}
+
+StatusOr<StructInfo> InferExpandDims(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  if (x->ndim < 0) return call.arg_sinfo(0);
+  STRATA_ASSIGN_OR_RETURN(std::vector<bool> inserted, InsertedAxes(call, x->ndim));
+  if (!x->shape) return TensorStructInfoNode::make_ndim(static_cast<int>(inserted.size()), x->dtype);
+  std::vector<PrimExpr> dims;
+  size_t k = 0;
+  for (bool ins : inserted) dims.push_back(ins ? PrimExpr(1) : (*x->shape)[k++]);
+  return TensorStructInfoNode::make(std::move(dims), x->dtype);
+}
+
+StatusOr<tir::Stmt> ExpandDimsKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  STRATA_ASSIGN_OR_RETURN(std::vector<bool> inserted, InsertedAxes(call, static_cast<int64_t>(in->shape.size())));
+  return CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
+    std::vector<PrimExpr> in_index;
+    for (size_t d = 0; d < index.size(); ++d) {
+      if (!inserted[d]) in_index.push_back(index[d]);
+    }
+    return Store(out, index, Load(in, in_index));
+  });
+}
+
+// The squeezed axes of x (known shape): the listed ones, or every axis of
+// constant extent 1.
+StatusOr<std::vector<bool>> SqueezedAxes(const OpCall& call, const std::vector<PrimExpr>& shape) {
+  std::vector<bool> squeezed(shape.size(), false);
+  if (!call.HasAttr("axis")) {
+    for (size_t d = 0; d < shape.size(); ++d) squeezed[d] = arith::AsConstant(shape[d]) == 1;
+    return squeezed;
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes, DistinctAxes(call, "axis", IntOrInts(call, "axis").first,
+                                                                   static_cast<int64_t>(shape.size())));
+  for (int64_t a : axes) {
+    std::optional<int64_t> c = arith::AsConstant(shape[a]);
+    if (c && *c != 1) {
+      return ErrorStatus() << call.name() << ": cannot squeeze axis " << a << " of " << ArgText(call, 0)
+                           << ": its extent is " << *c << ", not 1";
+    }
+    squeezed[a] = true;
+  }
+  return squeezed;
+}
+
+StatusOr<StructInfo> InferSqueeze(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  if (x->ndim < 0) return call.arg_sinfo(0);
+  if (!x->shape) {
+    // Without the dims, which axes are 1 is only known when they are listed.
+    if (!call.HasAttr("axis")) return TensorStructInfoNode::make_ndim(-1, x->dtype);
+    STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+                            DistinctAxes(call, "axis", IntOrInts(call, "axis").first, x->ndim));
+    return TensorStructInfoNode::make_ndim(x->ndim - static_cast<int>(axes.size()), x->dtype);
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<bool> squeezed, SqueezedAxes(call, *x->shape));
+  std::vector<PrimExpr> dims;
+  for (size_t d = 0; d < squeezed.size(); ++d) {
+    if (!squeezed[d]) dims.push_back((*x->shape)[d]);
+  }
+  return TensorStructInfoNode::make(std::move(dims), x->dtype);
+}
+
+StatusOr<tir::Stmt> SqueezeKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  STRATA_ASSIGN_OR_RETURN(std::vector<bool> squeezed, SqueezedAxes(call, in->shape));
+  std::vector<tir::Stmt> checks;
+  for (size_t d = 0; d < squeezed.size(); ++d) {
+    if (squeezed[d] && !arith::AsConstant(in->shape[d])) {
+      checks.push_back(tir::AssertStmtNode::make(Eq(in->shape[d], 1), "argument 'x' dimension " + std::to_string(d) +
+                                                                         " (" + DimText(in->shape[d]) +
+                                                                         ") must be 1 to be squeezed"));
+    }
+  }
+  tir::Stmt copy = CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
+    std::vector<PrimExpr> in_index;
+    size_t k = 0;
+    for (bool s : squeezed) in_index.push_back(s ? PrimExpr(0) : index[k++]);
+    return Store(out, index, Load(in, in_index));
+  });
+  return tir::SeqStmtNode::make(Checks(std::move(checks), copy));
+}
+
+// ---- broadcast_to --------------------------------------------------------------
+
+StatusOr<StructInfo> InferBroadcastTo(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  int ndim = 0;
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::vector<PrimExpr>> target, ShapeDims(call, 1, &ndim));
+  if (x->ndim > ndim) {
+    return ErrorStatus() << call.name() << ": cannot broadcast " << ArgText(call, 0) << " to a shape of rank "
+                         << ndim << ": the target has fewer dimensions";
+  }
+  if (!target) return TensorStructInfoNode::make_ndim(ndim, x->dtype);
+  if (x->shape) {
+    const size_t offset = target->size() - x->shape->size();
+    for (size_t d = 0; d < x->shape->size(); ++d) {
+      std::optional<int64_t> c = arith::AsConstant((*x->shape)[d]), t = arith::AsConstant((*target)[d + offset]);
+      if (c && t && *c != 1 && *c != *t) {
+        return ErrorStatus() << call.name() << ": cannot broadcast " << ArgText(call, 0) << " to "
+                             << ShapeText(*target) << ": dimension " << d << " of x is " << *c << ", not 1 or "
+                             << *t;
+      }
+    }
+  }
+  return TensorStructInfoNode::make(*target, x->dtype);
+}
+
+StatusOr<tir::Stmt> BroadcastToKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  std::vector<tir::Stmt> checks;
+  BroadcastChecks("argument 'x'", in->shape, out->shape, &checks);
+  tir::Stmt copy = CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
+    return Store(out, index, Load(in, BroadcastIndex(in->shape, out->shape, index)));
+  });
+  return tir::SeqStmtNode::make(Checks(std::move(checks), copy));
+}
+
+// ---- zeros, ones, full ---------------------------------------------------------
+
+// `value` as a constant of `dtype`, or an error when the dtype cannot hold it.
+StatusOr<PrimExpr> FillValue(const OpCall& call, DataType dtype, double value) {
+  if (dtype.is_float()) return tir::FloatImm(dtype, value);
+  double lo = 0, hi = 1;
+  if (dtype.is_int()) {
+    lo = -std::ldexp(1.0, dtype.bits() - 1);
+    hi = std::ldexp(1.0, dtype.bits() - 1) - 1;
+  } else if (dtype.is_uint()) {
+    hi = std::ldexp(1.0, dtype.bits()) - 1;
+  }
+  if (value != std::floor(value) || value < lo || value > hi) {
+    return ErrorStatus() << call.name() << ": fill value " << value << " is not representable in dtype "
+                         << dtype.ToString();
+  }
+  if (dtype.is_bool()) return tir::IntImm(dtype, value != 0);
+  // u64 values above INT64_MAX keep their bits.
+  return tir::IntImm(dtype, value >= 0x1p63 ? static_cast<int64_t>(static_cast<uint64_t>(value))
+                                            : static_cast<int64_t>(value));
+}
+
+double FillOf(const OpCall& call, double constant) {
+  return call.def().name == "full" ? call.FloatAttr("fill_value") : constant;
+}
+
+StatusOr<StructInfo> InferFill(const OpCall& call, double constant) {
+  const DataType dtype = call.DataTypeAttr("dtype");
+  STRATA_RETURN_IF_ERROR(FillValue(call, dtype, FillOf(call, constant)).status());
+  int ndim = 0;
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::vector<PrimExpr>> dims, ShapeDims(call, 0, &ndim));
+  if (!dims) return TensorStructInfoNode::make_ndim(ndim, dtype);
+  return TensorStructInfoNode::make(*dims, dtype);
+}
+
+OpDef Fill(const std::string& name, double constant) {
+  std::vector<AttrDef> attrs = {AttrDef{"dtype", AttrKind::kDataType, ir::AttrValue(DataType::F32())}};
+  if (name == "full") attrs.push_back(AttrDef{"fill_value", AttrKind::kFloat, std::nullopt});
+  return OpDef{name, {"shape"}, 0, std::move(attrs),
+               [constant](const OpCall& call) { return InferFill(call, constant); },
+               [constant](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+                 STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+                 STRATA_ASSIGN_OR_RETURN(PrimExpr value, FillValue(call, out->dtype, FillOf(call, constant)));
+                 return CopyNest(b, out->shape,
+                                 [&](const std::vector<PrimExpr>& index) { return Store(out, index, value); });
+               }};
+}
+
+}  // namespace
+
+std::vector<OpDef> ManipulationOps() {
+  const auto required_ints = [](const std::string& name) { return AttrDef{name, AttrKind::kInts, std::nullopt}; };
+  const auto optional_ints = [](const std::string& name) {
+    return AttrDef{name, AttrKind::kInts, std::nullopt, /*optional=*/true};
+  };
+  const auto int_attr = [](const std::string& name, int64_t value) {
+    return AttrDef{name, AttrKind::kInt, ir::AttrValue(value)};
+  };
+  return {
+      OpDef{"reshape", {"x", "shape"}, 0, {}, InferReshape, ReshapeKernel},
+      OpDef{"flatten", {"x"}, 0, {int_attr("axis", 1)}, InferFlatten,
+            ReshapeKernel},
+      OpDef{"transpose", {"x"}, 0, {optional_ints("axes")}, InferTranspose, TransposeKernel},
+      OpDef{"concat", {"inputs"}, 0, {int_attr("axis", 0)}, InferConcat, ConcatKernel},
+      OpDef{"split", {"x"}, 0, {required_ints("indices_or_sections"), int_attr("axis", 0)}, InferSplit, SplitKernel},
+      OpDef{"strided_slice",
+            {"x"},
+            0,
+            {required_ints("begin"), required_ints("end"), optional_ints("strides"), optional_ints("axes")},
+            InferStridedSlice,
+            StridedSliceKernel},
+      OpDef{"take", {"x", "indices"}, 0, {AttrDef{"axis", AttrKind::kInt, std::nullopt, /*optional=*/true}},
+            InferTake, TakeKernel},
+      OpDef{"expand_dims", {"x"}, 0, {required_ints("axis")}, InferExpandDims, ExpandDimsKernel},
+      OpDef{"squeeze", {"x"}, 0, {optional_ints("axis")}, InferSqueeze, SqueezeKernel},
+      OpDef{"broadcast_to", {"x", "shape"}, 0, {}, InferBroadcastTo, BroadcastToKernel},
+      Fill("zeros", 0.0),
+      Fill("ones", 1.0),
+      Fill("full", 0.0),
+  };
+}
 
 }  // namespace strata::op

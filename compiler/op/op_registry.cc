@@ -40,8 +40,8 @@ bool KindMatches(AttrKind kind, const ir::AttrValue& value) {
       return std::holds_alternative<double>(value) || std::holds_alternative<int64_t>(value);
     case AttrKind::kString:
       return std::holds_alternative<std::string>(value);
-    case AttrKind::kInts:
-      return std::holds_alternative<std::vector<int64_t>>(value);
+    case AttrKind::kInts:  // a single int is a one-element list (expand_dims(x, axis=1))
+      return std::holds_alternative<std::vector<int64_t>>(value) || std::holds_alternative<int64_t>(value);
     case AttrKind::kDataType:
       return std::holds_alternative<DataType>(value);
   }
@@ -118,9 +118,15 @@ bool OpCall::HasAttr(const std::string& name) const { return Find(name) != nullp
 STRATA_ATTR_ACCESSOR(bool, BoolAttr, bool)
 STRATA_ATTR_ACCESSOR(int64_t, IntAttr, int64_t)
 STRATA_ATTR_ACCESSOR(const std::string&, StringAttr, std::string)
-STRATA_ATTR_ACCESSOR(std::vector<int64_t>, IntsAttr, std::vector<int64_t>)
 STRATA_ATTR_ACCESSOR(DataType, DataTypeAttr, DataType)
 #undef STRATA_ATTR_ACCESSOR
+
+std::vector<int64_t> OpCall::IntsAttr(const std::string& name) const {
+  const ir::AttrValue* value = Find(name);
+  if (value != nullptr && std::holds_alternative<int64_t>(*value)) return {std::get<int64_t>(*value)};
+  if (value == nullptr || !std::holds_alternative<std::vector<int64_t>>(*value)) AttrAccessBug(def_.name, name);
+  return std::get<std::vector<int64_t>>(*value);
+}
 
 double OpCall::FloatAttr(const std::string& name) const {
   const ir::AttrValue* value = Find(name);

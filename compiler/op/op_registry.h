@@ -61,7 +61,7 @@ class OpCall {
   int64_t IntAttr(const std::string& name) const;
   double FloatAttr(const std::string& name) const;  // an int attribute value is accepted
   const std::string& StringAttr(const std::string& name) const;
-  std::vector<int64_t> IntsAttr(const std::string& name) const;
+  std::vector<int64_t> IntsAttr(const std::string& name) const;  // an int attribute value is a 1-element list
   DataType DataTypeAttr(const std::string& name) const;
   // False when the attribute was not written and has no default (optional attributes).
   bool HasAttr(const std::string& name) const;
