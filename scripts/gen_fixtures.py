@@ -46,6 +46,37 @@ def matmul_blas():
         save("matmul_bias", f"y_{tag}", y)
 
 
+def custom_concat():
+    """examples/custom_concat: relu(concat((x, y), axis=1)) with x, y of (n, 256)."""
+    rng = np.random.default_rng(3)
+    for n in [1, 3, 17]:
+        x = rng.standard_normal((n, 256), dtype=np.float32)
+        y = rng.standard_normal((n, 256), dtype=np.float32)
+        save("custom_concat", f"x_{n}", x)
+        save("custom_concat", f"y_{n}", y)
+        save("custom_concat", f"z_{n}", np.maximum(np.concatenate([x, y], axis=1), 0.0))
+
+
+def mlp_dispatch():
+    """examples/mlp.sir: dense+bias, gelu(tanh), dense+bias, over a symbolic batch."""
+    rng = np.random.default_rng(11)
+    w1 = (rng.standard_normal((256, 128)) * 0.1).astype(np.float32)
+    b1 = (rng.standard_normal((256,)) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((16, 256)) * 0.1).astype(np.float32)
+    b2 = (rng.standard_normal((16,)) * 0.1).astype(np.float32)
+    for name, a in [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)]:
+        save("mlp", name, a)
+    for n in [1, 5, 33]:
+        x = rng.standard_normal((n, 128), dtype=np.float32)
+        h = x.astype(np.float64) @ w1.T.astype(np.float64) + b1
+        g = 0.5 * h * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (h + 0.044715 * h ** 3)))
+        y = g @ w2.T.astype(np.float64) + b2
+        save("mlp", f"x_{n}", x)
+        save("mlp", f"y_{n}", y.astype(np.float32))
+
+
 if __name__ == "__main__":
     matmul_relu()
     matmul_blas()
+    custom_concat()
+    mlp_dispatch()

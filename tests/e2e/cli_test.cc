@@ -83,6 +83,44 @@ TEST_F(Cli, ExpectedOutputChecksTheResult) {
   EXPECT_EQ(Run("run " + exe_ + small + " --expected-output=2x2xf32=6,0,15,0 --atol=-1", &out), 2);
 }
 
+TEST_F(Cli, OperatorErrorsPointAtTheBindingInTheSource) {
+  const std::string path = (dir_ / "bad_broadcast.sir").string();
+  std::ofstream(path) << "func @main(x: Tensor[(n, 4), f32], y: Tensor[(3,), f32]) -> Tensor[(n, 4), f32] {\n"
+                         "  dataflow {\n"
+                         "    z = add(x, y)\n"
+                         "    output z\n"
+                         "  }\n"
+                         "  return z\n"
+                         "}\n";
+  std::string out;
+  EXPECT_EQ(Run("compile " + path + " -o " + (dir_ / "x.stx").string(), &out), 1);
+  EXPECT_EQ(out, path +
+                     ":3:5: error: Normalize: function 'main', binding 'z': add: cannot broadcast x: Tensor[(n, 4), "
+                     "f32] with y: Tensor[(3,), f32]: dimension 1 of the result would be both 4 and 3\n");
+}
+
+TEST_F(Cli, DispatchAndTirLibraryOptions) {
+  std::string out;
+  const std::string concat = (dir_ / "concat.stx").string();
+  ASSERT_EQ(Run("compile " + SourcePath("examples/custom_concat/model.sir") + " --tir-library " +
+                    SourcePath("examples/custom_concat/concat_kernel.sir") + " -o " + concat,
+                &out),
+            0)
+      << out;
+  ASSERT_EQ(Run("inspect " + concat, &out), 0) << out;
+  EXPECT_NE(out.find("symbol strata_kernel_concat_rows"), std::string::npos) << out;
+
+  const std::string mlp = (dir_ / "mlp.stx").string();
+  ASSERT_EQ(Run("compile " + SourcePath("examples/mlp.sir") + " --dispatch cpu-blas -o " + mlp, &out), 0) << out;
+  ASSERT_EQ(Run("inspect " + mlp, &out), 0) << out;
+  EXPECT_NE(out.find("strata.blas.dense_bias  library"), std::string::npos) << out;
+
+  EXPECT_EQ(Run("compile " + SourcePath("examples/mlp.sir") + " --dispatch no-such-pass -o " + mlp, &out), 1);
+  EXPECT_NE(out.find("unknown pass 'no-such-pass'"), std::string::npos) << out;
+  EXPECT_EQ(Run("compile " + SourcePath("examples/mlp.sir") + " --tir-library /nonexistent.sir -o " + mlp, &out), 1);
+  EXPECT_NE(out.find("cannot open '/nonexistent.sir'"), std::string::npos) << out;
+}
+
 TEST_F(Cli, CompileForAnOlderCpuRecordsItsFeaturesAndRuns) {
   std::string out;
   std::string portable = (dir_ / "v2.stx").string();
