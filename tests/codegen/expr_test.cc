@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <functional>
 
 #include "tests/codegen/codegen_test_util.h"
+#include "vm/cpu_features.h"
 
 namespace strata::codegen::testing {
 namespace {
@@ -42,6 +45,33 @@ struct UnaryCase {
   double (*reference)(double);
   float lo, hi;
 };
+
+// Vectorized loops over exp/tanh/erf call glibc's vector variants at the widest
+// width the target has (16 lanes of f32 on AVX-512), not scalar libm per lane.
+TEST(CodegenIntrinsics, VectorMathCallsTheWidestLibmvecVariant) {
+  std::string path = ::testing::TempDir() + "/strata_vector_math.ll";
+  CodegenOptions options;
+  options.dump_llvm_ir_path = path;
+  LoadedKernels kernels({{"f", MakeElementwise(DataType::F32(), [](PrimExpr x) {
+                           return tir::CallNode::make(Intrinsic::kErf, {tir::CallNode::make(Intrinsic::kExp, {x})});
+                         })}},
+                        options);
+  ASSERT_KERNELS_OK(kernels);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path.c_str());
+  // The variant (ISA letter and lanes) this host's widest vector unit calls.
+  const bool avx512 = vm::HostHasCpuFeature("avx512f").value_or(false);
+  const bool avx2 = vm::HostHasCpuFeature("avx2").value_or(false);
+  const std::string lanes = avx512 ? "16" : avx2 ? "8" : "4";
+  const std::string prefix = std::string("_ZGV") + (avx512 ? "e" : avx2 ? "d" : "b") + "N" + lanes + "v_";
+  for (const char* fn : {"expf", "erff"}) {
+    EXPECT_NE(text.str().find("<" + lanes + " x float> @" + prefix + fn + "("), std::string::npos)
+        << "no call of " << prefix << fn << " in the optimized IR";
+  }
+  EXPECT_EQ(text.str().find("call float @expf"), std::string::npos) << "scalar expf left in the vector loop";
+}
 
 TEST(CodegenIntrinsics, UnaryMatchStdF32AndF64) {
   const UnaryCase cases[] = {

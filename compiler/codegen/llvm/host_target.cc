@@ -175,6 +175,47 @@ void ConfigureModule(llvm::Module& module, const HostTarget& target) {
   module.setPICLevel(llvm::PICLevel::BigPIC);
 }
 
+namespace {
+
+// libmvec variants LLVM 16's preset table lacks: tanh and erf at every width
+// (glibc 2.35+), and the AVX-512 ("e") variants, which only a target with
+// avx512f may call. Without them a vectorized loop over exp on AVX-512 calls
+// scalar expf once per lane.
+std::vector<llvm::VecDesc> ExtraVectorMathFunctions(const HostTarget& target) {
+  using llvm::ElementCount;
+  std::vector<llvm::VecDesc> fns = {
+      {"tanhf", "_ZGVbN4v_tanhf", ElementCount::getFixed(4)}, {"tanhf", "_ZGVdN8v_tanhf", ElementCount::getFixed(8)},
+      {"erff", "_ZGVbN4v_erff", ElementCount::getFixed(4)},   {"erff", "_ZGVdN8v_erff", ElementCount::getFixed(8)},
+      {"tanh", "_ZGVbN2v_tanh", ElementCount::getFixed(2)},   {"tanh", "_ZGVdN4v_tanh", ElementCount::getFixed(4)},
+      {"erf", "_ZGVbN2v_erf", ElementCount::getFixed(2)},     {"erf", "_ZGVdN4v_erf", ElementCount::getFixed(4)},
+  };
+  const auto& features = target.required_cpu_features;
+  if (std::find(features.begin(), features.end(), "avx512f") != features.end()) {
+    const llvm::VecDesc avx512[] = {
+        {"expf", "_ZGVeN16v_expf", ElementCount::getFixed(16)},
+        {"llvm.exp.f32", "_ZGVeN16v_expf", ElementCount::getFixed(16)},
+        {"logf", "_ZGVeN16v_logf", ElementCount::getFixed(16)},
+        {"llvm.log.f32", "_ZGVeN16v_logf", ElementCount::getFixed(16)},
+        {"powf", "_ZGVeN16vv_powf", ElementCount::getFixed(16)},
+        {"llvm.pow.f32", "_ZGVeN16vv_powf", ElementCount::getFixed(16)},
+        {"tanhf", "_ZGVeN16v_tanhf", ElementCount::getFixed(16)},
+        {"erff", "_ZGVeN16v_erff", ElementCount::getFixed(16)},
+        {"exp", "_ZGVeN8v_exp", ElementCount::getFixed(8)},
+        {"llvm.exp.f64", "_ZGVeN8v_exp", ElementCount::getFixed(8)},
+        {"log", "_ZGVeN8v_log", ElementCount::getFixed(8)},
+        {"llvm.log.f64", "_ZGVeN8v_log", ElementCount::getFixed(8)},
+        {"pow", "_ZGVeN8vv_pow", ElementCount::getFixed(8)},
+        {"llvm.pow.f64", "_ZGVeN8vv_pow", ElementCount::getFixed(8)},
+        {"tanh", "_ZGVeN8v_tanh", ElementCount::getFixed(8)},
+        {"erf", "_ZGVeN8v_erf", ElementCount::getFixed(8)},
+    };
+    fns.insert(fns.end(), std::begin(avx512), std::end(avx512));
+  }
+  return fns;
+}
+
+}  // namespace
+
 void OptimizeModule(llvm::Module& module, const HostTarget& target, int opt_level) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -192,6 +233,7 @@ void OptimizeModule(llvm::Module& module, const HostTarget& target, int opt_leve
   llvm::TargetLibraryInfoImpl library_info(triple);
   if (target.vector_math_library) {
     library_info.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+    library_info.addVectorizableFunctions(ExtraVectorMathFunctions(target));
   }
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
   builder.registerModuleAnalyses(mam);

@@ -28,7 +28,8 @@ struct HostTarget {
   // The features of vm::CheckableCpuFeatures() this CPU and feature string enable.
   std::vector<std::string> required_cpu_features;
   // glibc's vector math library (libmvec) is available: vectorized loops call
-  // its exp/log/pow/sin/cos instead of the scalar libm function once per lane.
+  // its exp/log/pow/tanh/erf/sin/cos (AVX-512 variants on avx512f targets)
+  // instead of the scalar libm function once per lane.
   bool vector_math_library = false;
 };
 
