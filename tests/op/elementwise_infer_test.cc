@@ -11,10 +11,6 @@
 namespace strata::op::testing {
 namespace {
 
-std::string Infer(const std::string& params, const std::string& call) {
-  return InferredStructInfo(OneCallProgram(params, call), "y");
-}
-
 TEST(ElementwiseInfer, BroadcastingKeepsSymbolicDims) {
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], b: Tensor[(4,), f32]", "add(x, b)"), "Tensor[(n, 4), f32]");
   EXPECT_EQ(Infer("x: Tensor[(b, 1, c), f32], y: Tensor[(t, 1), f32]", "multiply(x, y)"), "Tensor[(b, t, c), f32]");

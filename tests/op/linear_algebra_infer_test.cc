@@ -12,10 +12,6 @@
 namespace strata::op::testing {
 namespace {
 
-std::string Infer(const std::string& params, const std::string& call) {
-  return InferredStructInfo(OneCallProgram(params, call), "y");
-}
-
 constexpr const char* kPrefix = "error: function 'main', binding 'y': ";
 
 TEST(LinearAlgebraInfer, MatmulKeepsSymbolicDims) {
@@ -134,20 +130,6 @@ TEST(LinearAlgebraInfer, BiasAddErrors) {
             std::string(kPrefix) + "bias_add: x: Tensor[(n, 4), bool] must be a numeric tensor");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], b: Tensor[(4,), f32]", "bias_add(x, b, axis=1.5)"),
             std::string(kPrefix) + "bias_add: attribute 'axis' must be an int, got a float");
-}
-
-// Compiles `program` through the default pipeline and runs @main on inline tensors.
-StatusOr<vm::Value> RunMain(const std::string& program, const std::vector<std::string>& inputs) {
-  STRATA_ASSIGN_OR_RETURN(ir::IRModule module, ir::ParseModule(program, "t.sir"));
-  STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, driver::Compile(std::move(module), {}));
-  STRATA_ASSIGN_OR_RETURN(auto exe, vm::Executable::LoadFromBytes(bytes));
-  vm::VirtualMachine machine(exe);
-  std::vector<vm::Value> args;
-  for (const std::string& text : inputs) {
-    STRATA_ASSIGN_OR_RETURN(auto tensor, vm::ParseInlineTensor(text));
-    args.push_back(vm::Value::FromTensor(tensor));
-  }
-  return machine.Invoke("main", args);
 }
 
 TEST(LinearAlgebraRuntime, UnprovenContractedDimensionsAreCheckedByTheKernel) {

@@ -16,43 +16,14 @@
 namespace strata::op::testing {
 namespace {
 
-std::string Infer(const std::string& params, const std::string& call) {
-  return InferredStructInfo(OneCallProgram(params, call), "y");
-}
-
 std::string Error(const std::string& params, const std::string& call) {
   return CompileError(OneCallProgram(params, call));
-}
-
-// The tensor program LegalizeOps generates for the call.
-std::string Kernel(const std::string& params, const std::string& call, const std::string& name) {
-  StatusOr<ir::IRModule> module = ir::ParseModule(OneCallProgram(params, call), "test.sir");
-  if (!module.ok()) return "parse error: " + module.status().message();
-  StatusOr<transform::Pipeline> pipeline = transform::Pipeline::FromNames({"Normalize", "LegalizeOps"});
-  if (!pipeline.ok()) return pipeline.status().message();
-  StatusOr<ir::IRModule> legalized = pipeline->Run(std::move(module).value());
-  if (!legalized.ok()) return "error: " + legalized.status().message();
-  tir::PrimFunc func = legalized->GetPrimFunc(name);
-  return func ? ir::PrintPrimFunc(name, func) : "no prim_func @" + name;
 }
 
 // Compiles the one-call program and runs it on inline tensors: the result as
 // inline text (a tuple as "(field field ...)"), or "error: <message>".
 std::string RunOnce(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
-  auto module = ir::ParseModule(OneCallProgram(params, call), "t.sir");
-  if (!module.ok()) return "parse error: " + module.status().message();
-  auto bytes = driver::Compile(std::move(module).value(), {});
-  if (!bytes.ok()) return "compile error: " + bytes.status().message();
-  auto exe = vm::Executable::LoadFromBytes(*bytes);
-  if (!exe.ok()) return "load error: " + exe.status().message();
-  std::vector<vm::Value> args;
-  for (const std::string& text : inputs) {
-    auto tensor = vm::ParseInlineTensor(text);
-    if (!tensor.ok()) return "bad input: " + tensor.status().message();
-    args.push_back(vm::Value::FromTensor(*tensor));
-  }
-  vm::VirtualMachine machine(*exe);
-  auto result = machine.Invoke("main", args);
+  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
   if (!result.ok()) return "error: " + result.status().message();
   if (result->is_tensor()) return vm::FormatInlineTensor(*result->tensor());
   std::string fields;

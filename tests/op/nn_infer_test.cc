@@ -12,10 +12,6 @@
 namespace strata::op::testing {
 namespace {
 
-std::string Infer(const std::string& params, const std::string& call) {
-  return InferredStructInfo(OneCallProgram(params, call), "y");
-}
-
 // The error of the binding `y`, without the location prefix every message shares.
 std::string InferError(const std::string& params, const std::string& call) {
   const std::string prefix = "error: function 'main', binding 'y': ";
@@ -26,20 +22,7 @@ std::string InferError(const std::string& params, const std::string& call) {
 // Compiles `y = call` and runs it on inline tensors (vm/npy.h syntax); returns
 // the run-time error, or "ok".
 std::string RunError(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
-  auto module = ir::ParseModule(OneCallProgram(params, call), "t.sir");
-  if (!module.ok()) return module.status().message();
-  auto bytes = driver::Compile(std::move(module).value(), {});
-  if (!bytes.ok()) return bytes.status().message();
-  auto exe = vm::Executable::LoadFromBytes(*bytes);
-  if (!exe.ok()) return exe.status().message();
-  vm::VirtualMachine machine(*exe);
-  std::vector<vm::Value> args;
-  for (const std::string& text : inputs) {
-    auto tensor = vm::ParseInlineTensor(text);
-    if (!tensor.ok()) return tensor.status().message();
-    args.push_back(vm::Value::FromTensor(*tensor));
-  }
-  auto result = machine.Invoke("main", args);
+  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
   return result.ok() ? "ok" : result.status().message();
 }
 

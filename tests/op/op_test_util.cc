@@ -5,6 +5,10 @@
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
+#include "vm/executable.h"
+#include "vm/npy.h"
+#include "vm/virtual_machine.h"
 
 namespace strata::op::testing {
 namespace {
@@ -44,6 +48,34 @@ std::string CompileError(const std::string& program) {
 
 std::string OneCallProgram(const std::string& params, const std::string& call) {
   return "func @main(" + params + ") {\n  y = " + call + "\n  return y\n}\n";
+}
+
+std::string Infer(const std::string& params, const std::string& call) {
+  return InferredStructInfo(OneCallProgram(params, call), "y");
+}
+
+std::string Kernel(const std::string& params, const std::string& call, const std::string& name) {
+  StatusOr<ir::IRModule> module = ir::ParseModule(OneCallProgram(params, call), "test.sir");
+  if (!module.ok()) return "parse error: " + module.status().message();
+  StatusOr<transform::Pipeline> pipeline = transform::Pipeline::FromNames({"Normalize", "LegalizeOps"});
+  if (!pipeline.ok()) return pipeline.status().message();
+  StatusOr<ir::IRModule> legalized = pipeline->Run(std::move(module).value());
+  if (!legalized.ok()) return "error: " + legalized.status().message();
+  tir::PrimFunc func = legalized->GetPrimFunc(name);
+  return func ? ir::PrintPrimFunc(name, func) : "no prim_func @" + name;
+}
+
+StatusOr<vm::Value> RunMain(const std::string& program, const std::vector<std::string>& inputs) {
+  STRATA_ASSIGN_OR_RETURN(ir::IRModule module, ir::ParseModule(program, "t.sir"));
+  STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, driver::Compile(std::move(module), {}));
+  STRATA_ASSIGN_OR_RETURN(auto exe, vm::Executable::LoadFromBytes(bytes));
+  vm::VirtualMachine machine(exe);
+  std::vector<vm::Value> args;
+  for (const std::string& text : inputs) {
+    STRATA_ASSIGN_OR_RETURN(auto tensor, vm::ParseInlineTensor(text));
+    args.push_back(vm::Value::FromTensor(tensor));
+  }
+  return machine.Invoke("main", args);
 }
 
 }  // namespace strata::op::testing

@@ -3,6 +3,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "support/status.h"
+#include "vm/value.h"
 
 namespace strata::op::testing {
 
@@ -18,5 +22,16 @@ std::string CompileError(const std::string& program);
 // A one-binding program: @main with `params` ("x: Tensor[(n, 4), f32], ...")
 // binding `y = <call>` and returning it.
 std::string OneCallProgram(const std::string& params, const std::string& call);
+
+// InferredStructInfo of `y` in OneCallProgram(params, call).
+std::string Infer(const std::string& params, const std::string& call);
+
+// The tensor program `name` that Normalize + LegalizeOps generate for the call,
+// printed, or "error: <message>".
+std::string Kernel(const std::string& params, const std::string& call, const std::string& name);
+
+// Compiles `program` through the default pipeline and runs @main on inline
+// tensors ("2x3xf32=1,2,3,4,5,6"); any error on the way is returned.
+StatusOr<vm::Value> RunMain(const std::string& program, const std::vector<std::string>& inputs);
 
 }  // namespace strata::op::testing

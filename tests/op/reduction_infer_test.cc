@@ -10,22 +10,6 @@
 namespace strata::op::testing {
 namespace {
 
-std::string Infer(const std::string& params, const std::string& call) {
-  return InferredStructInfo(OneCallProgram(params, call), "y");
-}
-
-// The tensor program LegalizeOps generates for the call.
-std::string Kernel(const std::string& params, const std::string& call, const std::string& name) {
-  StatusOr<ir::IRModule> module = ir::ParseModule(OneCallProgram(params, call), "test.sir");
-  if (!module.ok()) return "parse error: " + module.status().message();
-  StatusOr<transform::Pipeline> pipeline = transform::Pipeline::FromNames({"Normalize", "LegalizeOps"});
-  if (!pipeline.ok()) return pipeline.status().message();
-  StatusOr<ir::IRModule> legalized = pipeline->Run(std::move(module).value());
-  if (!legalized.ok()) return "error: " + legalized.status().message();
-  tir::PrimFunc func = legalized->GetPrimFunc(name);
-  return func ? ir::PrintPrimFunc(name, func) : "no prim_func @" + name;
-}
-
 TEST(ReductionInfer, AxesAndKeepdims) {
   EXPECT_EQ(Infer("x: Tensor[(b, t, c), f32]", "sum(x, axes=[1])"), "Tensor[(b, c), f32]");
   EXPECT_EQ(Infer("x: Tensor[(b, t, c), f32]", "mean(x, axes=[-1, 1], keepdims=true)"), "Tensor[(b, 1, 1), f32]");
