@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/parser.h"
 #include "vm/kernel_abi.h"
@@ -79,11 +80,6 @@ prim_func @relu_serial(A: Buffer[(m, n), f32], B: Buffer[(m, n), f32]) {
   }
 }
 )";
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "kernel_codegen_bench: %s\n", message.c_str());
-  std::exit(1);
-}
 
 // The compiled programs, loaded once for the whole run.
 class Kernels {
@@ -165,24 +161,6 @@ void CppMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, i
 
 void CppRelu(const float* a, float* b, int64_t count) {
   for (int64_t i = 0; i < count; ++i) b[i] = std::max(a[i], 0.0f);
-}
-
-// Seconds per call of `fn`: the best of several timed batches, so that the
-// baseline of a ratio is as stable as the benchmark it divides.
-template <typename F>
-double SecondsPerCall(F&& fn) {
-  using Clock = std::chrono::steady_clock;
-  fn();  // warm up
-  int reps = 1;
-  double best = 1e30;
-  for (int batch = 0; batch < 7; ++batch) {
-    auto start = Clock::now();
-    for (int i = 0; i < reps; ++i) fn();
-    double seconds = std::chrono::duration<double>(Clock::now() - start).count() / reps;
-    best = std::min(best, seconds);
-    if (seconds * reps < 0.02) reps *= 2;
-  }
-  return best;
 }
 
 void ExpectSame(const std::vector<float>& actual, const std::vector<float>& expected, const char* what,
@@ -275,26 +253,6 @@ void BM_Relu(benchmark::State& state, Variant variant) {
 }  // namespace
 }  // namespace strata::bench
 
-// The speedup over the C++ loop is reported by the benchmark's reporter from
-// each row's real time and its `cpp_loop_us` counter (see SpeedupReporter).
-namespace {
-
-class SpeedupReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> with_ratio = runs;
-    for (Run& run : with_ratio) {
-      auto baseline = run.counters.find("cpp_loop_us");
-      if (baseline == run.counters.end() || run.iterations == 0) continue;
-      const double us = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e6;
-      run.counters["speedup_vs_cpp"] = baseline->second.value / us;
-    }
-    ConsoleReporter::ReportRuns(with_ratio);
-  }
-};
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using strata::bench::BM_Matmul;
   using strata::bench::BM_Relu;
@@ -320,7 +278,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  SpeedupReporter reporter;
+  strata::bench::RatioReporter reporter("cpp_loop_us", "speedup_vs_cpp");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/parser.h"
 #include "compiler/transform/legalize_ops.h"
@@ -37,11 +38,6 @@
 
 namespace strata::bench {
 namespace {
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "legalized_conv2d_bench: %s\n", message.c_str());
-  std::exit(1);
-}
 
 struct ConvShape {
   const char* name;
@@ -181,24 +177,6 @@ class OneDnnConv {
   dnnl::memory src_, dst_, weights_;
 };
 
-// Seconds per call of `fn`: the best of several timed batches, so that the
-// baseline of a ratio is as stable as the benchmark it divides.
-template <typename F>
-double SecondsPerCall(F&& fn) {
-  using Clock = std::chrono::steady_clock;
-  fn();  // warm up
-  int reps = 1;
-  double best = 1e30;
-  for (int batch = 0; batch < 15; ++batch) {
-    auto start = Clock::now();
-    for (int i = 0; i < reps; ++i) fn();
-    double seconds = std::chrono::duration<double>(Clock::now() - start).count() / reps;
-    best = std::min(best, seconds);
-    if (seconds * reps < 0.05) reps *= 2;
-  }
-  return best;
-}
-
 void ExpectSame(const std::vector<float>& actual, const std::vector<float>& expected, const std::string& what) {
   for (size_t i = 0; i < expected.size(); ++i) {
     if (std::fabs(actual[i] - expected[i]) > 1e-3 * (1.0 + std::fabs(expected[i]))) {
@@ -218,7 +196,7 @@ struct Fixture {
     baseline.SetInput(x);
     baseline.Run();
     baseline.GetOutput(&expected);
-    baseline_seconds = SecondsPerCall([&] { baseline.Run(); });
+    baseline_seconds = SecondsPerCall([&] { baseline.Run(); }, 15, 0.05);
     std::fprintf(stderr, "%s: oneDNN implementations: %s (plain layouts), %s (blocked)\n", s.name,
                  baseline.implementation().c_str(), OneDnnConv(s, /*blocked=*/true, w).implementation().c_str());
   }
@@ -264,26 +242,6 @@ void BM_Conv2d(benchmark::State& state, const ConvShape& s, Variant variant) {
 }  // namespace
 }  // namespace strata::bench
 
-// ratio_vs_onednn = the baseline's time / the row's time, from each row's real
-// time and its `onednn_us` counter.
-namespace {
-
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> with_ratio = runs;
-    for (Run& run : with_ratio) {
-      auto baseline = run.counters.find("onednn_us");
-      if (baseline == run.counters.end() || run.iterations == 0) continue;
-      const double us = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e6;
-      run.counters["ratio_vs_onednn"] = baseline->second.value / us;
-    }
-    ConsoleReporter::ReportRuns(with_ratio);
-  }
-};
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using strata::bench::Variant;
   const std::pair<const char*, Variant> variants[] = {
@@ -298,7 +256,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
+  strata::bench::RatioReporter reporter("onednn_us", "ratio_vs_onednn");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;

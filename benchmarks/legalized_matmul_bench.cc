@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/parser.h"
 #include "compiler/transform/legalize_ops.h"
@@ -56,17 +57,6 @@ func @dense_main(x: Tensor[(m, k), f32], w: Tensor[(n, k), f32]) -> Tensor[(m, n
   return y
 }
 )";
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "legalized_matmul_bench: %s\n", message.c_str());
-  std::exit(1);
-}
-
-template <typename T>
-T OrDie(StatusOr<T> value) {
-  if (!value.ok()) Die(value.status().message());
-  return std::move(value).value();
-}
 
 // The legalized kernels, compiled and loaded once for the whole run.
 class Kernels {
@@ -136,24 +126,6 @@ struct Problem {
   int64_t m, k, n;
   Matrix x, w, y;
 };
-
-// Seconds per call of `fn`: the best of several timed batches, so that the
-// baseline of a ratio is as stable as the benchmark it divides.
-template <typename F>
-double SecondsPerCall(F&& fn) {
-  using Clock = std::chrono::steady_clock;
-  fn();  // warm up
-  int reps = 1;
-  double best = 1e30;
-  for (int batch = 0; batch < 7; ++batch) {
-    auto start = Clock::now();
-    for (int i = 0; i < reps; ++i) fn();
-    double seconds = std::chrono::duration<double>(Clock::now() - start).count() / reps;
-    best = std::min(best, seconds);
-    if (seconds * reps < 0.02) reps *= 2;
-  }
-  return best;
-}
 
 void BM_Gemm(benchmark::State& state, Op op, bool strata) {
   Problem p(op, state.range(0), state.range(1), state.range(2));

@@ -1,0 +1,72 @@
+// What every Strata benchmark shares: failing loudly, timing a baseline in the
+// same run, and reporting a row's speed as a ratio against that baseline.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/status.h"
+
+namespace strata::bench {
+
+// A benchmark that cannot set up (or computes a wrong result) must not report a time.
+[[noreturn]] inline void Die(const std::string& message) {
+  std::fprintf(stderr, "benchmark setup failed: %s\n", message.c_str());
+  std::exit(1);
+}
+
+template <typename T>
+T OrDie(StatusOr<T> value) {
+  if (!value.ok()) Die(value.status().message());
+  return std::move(value).value();
+}
+
+// Seconds per call of `fn`: the best of `batches` timed batches (each at least
+// `min_batch_seconds` once warmed up), so a baseline is as stable as the
+// benchmark it divides.
+template <typename F>
+double SecondsPerCall(F&& fn, int batches = 7, double min_batch_seconds = 0.02) {
+  using Clock = std::chrono::steady_clock;
+  fn();  // warm up
+  int reps = 1;
+  double best = 1e30;
+  for (int batch = 0; batch < batches; ++batch) {
+    auto start = Clock::now();
+    for (int i = 0; i < reps; ++i) fn();
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count() / reps;
+    best = std::min(best, seconds);
+    if (seconds * reps < min_batch_seconds) reps *= 2;
+  }
+  return best;
+}
+
+// Adds `ratio_counter` = (counter `baseline_us_counter`) / (the row's real time
+// in us) to every row that has the baseline counter: above 1, the row is faster.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  RatioReporter(std::string baseline_us_counter, std::string ratio_counter)
+      : baseline_(std::move(baseline_us_counter)), ratio_(std::move(ratio_counter)) {}
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> with_ratio = runs;
+    for (Run& run : with_ratio) {
+      auto baseline = run.counters.find(baseline_);
+      if (baseline == run.counters.end() || run.iterations == 0) continue;
+      const double us = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e6;
+      run.counters[ratio_] = baseline->second.value / us;
+    }
+    ConsoleReporter::ReportRuns(with_ratio);
+  }
+
+ private:
+  std::string baseline_, ratio_;
+};
+
+}  // namespace strata::bench
