@@ -58,9 +58,9 @@ StatusOr<tir::Buffer> KernelBuilder::Input(const graph::Expr& arg, const std::st
   const graph::StructInfo& sinfo = arg->struct_info;
   const auto* tensor = sinfo ? sinfo.as<graph::TensorStructInfoNode>() : nullptr;
   if (tensor == nullptr || !tensor->shape || tensor->dtype.is_void()) {
-    return ErrorStatus() << op_name_ << ": cannot generate a kernel for " << what << ": "
+    return ErrorStatus() << op_name_ << ": cannot generate a kernel: " << what << ": "
                          << transform::StructInfoText(sinfo ? sinfo : graph::ObjectStructInfoNode::make())
-                         << " has no known shape and dtype; give it one with match_cast";
+                         << " has no known rank and dtype; give it a shape with match_cast";
   }
   // Plain variables first, so that a compound dimension after them (n * 2 next
   // to n) is checked against them rather than bound on its own.

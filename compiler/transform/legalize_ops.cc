@@ -31,6 +31,8 @@ class Legalizer : public Normalizer {
 
     Expr value = MutateExpr(binding.value);  // infers and checks the call
     if (failed()) return;
+    value = BindUnknownDims(value);
+    if (failed()) return;
     const auto* call = value.as<CallNode>();
     op::LegalizeFn legalize = def->legalize;
     if (auto it = options_.overrides.find(def->name); it != options_.overrides.end()) legalize = it->second;
@@ -55,6 +57,38 @@ class Legalizer : public Normalizer {
   }
 
  private:
+  // A kernel needs every input's dims as variables. An argument of known rank
+  // and dtype whose dims are unknown (Tensor[ndim=2, f32]) gets them from a
+  // match_cast emitted before the call, binding fresh variables at run time;
+  // the call is then inferred again with the shapes.
+  Expr BindUnknownDims(const Expr& call_expr) {
+    const auto* call = call_expr.as<CallNode>();
+    bool changed = false;
+    std::vector<Expr> args;
+    for (const Expr& arg : call->args) args.push_back(BindArg(arg, &changed));
+    if (!changed) return call_expr;
+    return MutateExpr(CallNode::make(call->op, std::move(args), call->attrs, call->sinfo_args));
+  }
+
+  Expr BindArg(const Expr& arg, bool* changed) {
+    if (const auto* tuple = arg.as<TupleNode>()) {
+      std::vector<Expr> fields;
+      for (const Expr& field : tuple->fields) fields.push_back(BindArg(field, changed));
+      return TupleNode::make(std::move(fields));
+    }
+    const auto* t = arg->struct_info ? arg->struct_info.as<TensorStructInfoNode>() : nullptr;
+    if (t == nullptr || t->shape || t->ndim < 0 || t->dtype.is_void()) return arg;
+    const auto* var = arg.as<VarNode>();
+    const std::string base = var ? var->name : "arg";
+    std::vector<PrimExpr> dims;
+    for (int d = 0; d < t->ndim; ++d) dims.push_back(tir::Var(FreshName(base + "_d" + std::to_string(d))));
+    StructInfo pattern = TensorStructInfoNode::make(std::move(dims), t->dtype);
+    Binding cast{BindingKind::kMatchCast, Var(FreshName(base + "_shaped"), pattern, in_dataflow_block()), arg, pattern};
+    EmitBinding(cast, arg);
+    *changed = true;
+    return MutateExpr(cast.var);
+  }
+
   // The module's name for `kernel`: an identical kernel generated before, or a
   // new function named after the operator.
   std::string Intern(const std::string& op_name, const tir::PrimFunc& kernel) {

@@ -65,6 +65,19 @@ TEST(ElementwiseLegalize, UnknownShapesAreACompileErrorThatSuggestsMatchCast) {
             "known shape; give the inputs known shapes with match_cast");
 }
 
+TEST(ElementwiseRuntime, UnknownDimsAreBoundAtRunTime) {
+  const std::string program = OneCallProgram("x: Tensor[ndim=2, f32], b: Tensor[(4,), f32]", "add(x, b)");
+  StatusOr<vm::Value> y = RunMain(program, {"2x4xf32=1,-2,3,-4,5,6,7,8", "4xf32=1,1,1,10"});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*y->tensor()), "2x4xf32=2,-1,4,6,6,7,8,18");
+  y = RunMain(program, {"3x1xf32=1,2,3", "4xf32=0,1,2,3"});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*y->tensor()), "3x4xf32=1,2,3,4,2,3,4,5,3,4,5,6");
+  y = RunMain(program, {"2x3xf32=1,2,3,4,5,6", "4xf32=0,1,2,3"});
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().message(), "kernel 'add' failed: add: argument 'x' dimension 1 must be 1 or 4 to broadcast");
+}
+
 TEST(ElementwiseRuntime, ABroadcastThatFailsAtRunTimeNamesTheArgumentAndDimension) {
   auto module = ir::ParseModule(OneCallProgram("x: Tensor[(n, k), f32], y: Tensor[(n, 8), f32]", "maximum(x, y)"),
                                 "t.sir");

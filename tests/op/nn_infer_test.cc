@@ -207,10 +207,17 @@ TEST(NeuralNetworkInfer, DropoutIsTheIdentityShape) {
 
 // ---- kernels ----------------------------------------------------------------------
 
-TEST(NeuralNetworkLegalize, UnknownShapesAreACompileErrorThatSuggestsMatchCast) {
-  EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[ndim=4, f32], wt: Tensor[(8, 3, 3, 3), f32]", "conv2d(x, wt)")),
-            "LegalizeOps: function 'main', binding 'y': conv2d: cannot generate a kernel for x: Tensor[ndim=4, f32] "
-            "has no known shape and dtype; give it one with match_cast");
+TEST(NeuralNetworkLegalize, UnknownDimsAreBoundAtRunTimeButAnUnknownRankIsACompileError) {
+  // Known rank: LegalizeOps binds the dims with a match_cast and the kernel checks them.
+  EXPECT_EQ(RunError("x: Tensor[ndim=4, f32], wt: Tensor[(2, 3, 1, 1), f32]", "conv2d(x, wt)",
+                     {Ones({1, 3, 2, 2}), Ones({2, 3, 1, 1})}),
+            "ok");
+  EXPECT_EQ(RunError("x: Tensor[ndim=4, f32], wt: Tensor[(2, 3, 1, 1), f32]", "conv2d(x, wt)",
+                     {Ones({1, 2, 2, 2}), Ones({2, 3, 1, 1})}),
+            "kernel 'conv2d' failed: conv2d: channels of x (x_d1) must equal groups * channels of weight (3)");
+  EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[f32], wt: Tensor[(8, 3, 3, 3), f32]", "softmax(x)")),
+            "LegalizeOps: function 'main', binding 'y': softmax: cannot generate a kernel: x: Tensor[f32] has no "
+            "known rank and dtype; give it a shape with match_cast");
 }
 
 TEST(NeuralNetworkRuntime, KernelsCheckWhatTheStructInfoCouldNotProve) {
