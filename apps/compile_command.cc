@@ -5,9 +5,26 @@
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
 #include "compiler/driver/compile.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
 
 namespace strata::apps {
 namespace {
+
+// "batch=1..64" -> {"batch", {1, 64}}.
+bool ParseDimBound(const std::string& text, std::pair<std::string, std::pair<int64_t, int64_t>>* out) {
+  const size_t eq = text.find('='), dots = text.find("..");
+  if (eq == std::string::npos || eq == 0 || dots == std::string::npos || dots < eq) return false;
+  try {
+    size_t used_lo = 0, used_hi = 0;
+    const std::string lo = text.substr(eq + 1, dots - eq - 1), hi = text.substr(dots + 2);
+    const int64_t a = std::stoll(lo, &used_lo), b = std::stoll(hi, &used_hi);
+    if (used_lo != lo.size() || used_hi != hi.size() || a < 0 || b < a) return false;
+    *out = {text.substr(0, eq), {a, b}};
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 // "ANCHOR:PASS" -> {ANCHOR, PASS}.
 bool SplitPassInsertion(const std::string& text, std::pair<std::string, std::string>* out) {
@@ -22,7 +39,8 @@ bool SplitPassInsertion(const std::string& text, std::pair<std::string, std::str
 int RunCompileCommand(const std::vector<std::string>& args) {
   po::options_description options("compile options");
   options.add_options()("help,h", "show this help")(
-      "input", po::value<std::string>()->required(), "the .sir file to compile")(
+      "input", po::value<std::string>()->required(), "the model to compile: text IR (.sir) or ONNX (.onnx)")(
+      "dynamic", po::value<std::vector<std::string>>(), "NAME=LO..HI: bounds of a dynamic dimension of an ONNX model")(
       "output,o", po::value<std::string>()->required(), "the executable to write (.stx)")(
       "dump-ir", po::value<std::string>(), "write the module after every pass that changed it into this directory")(
       "pass-before", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS before ANCHOR")(
@@ -68,7 +86,24 @@ int RunCompileCommand(const std::vector<std::string>& args) {
 
   const std::string input = vm["input"].as<std::string>();
   const std::string output = vm["output"].as<std::string>();
-  StatusOr<ir::IRModule> module = driver::LoadModuleFile(input);
+  frontend::OnnxImportOptions import_options;
+  if (vm.count("dynamic")) {
+    for (const std::string& text : vm["dynamic"].as<std::vector<std::string>>()) {
+      std::pair<std::string, std::pair<int64_t, int64_t>> bound;
+      if (!ParseDimBound(text, &bound)) {
+        std::fprintf(stderr, "strata compile: --dynamic expects NAME=LO..HI with 0 <= LO <= HI, got '%s'\n", text.c_str());
+        return 2;
+      }
+      import_options.dim_bounds[bound.first] = bound.second;
+    }
+  }
+  const bool onnx = input.size() > 5 && input.compare(input.size() - 5, 5, ".onnx") == 0;
+  if (!onnx && !import_options.dim_bounds.empty()) {
+    std::fprintf(stderr, "strata compile: --dynamic applies to ONNX models (.onnx)\n");
+    return 2;
+  }
+  StatusOr<ir::IRModule> module =
+      onnx ? frontend::ImportOnnxFile(input, import_options) : driver::LoadModuleFile(input);
   if (!module.ok()) {
     std::fprintf(stderr, "%s\n", module.status().message().c_str());
     return 1;

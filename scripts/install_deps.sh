@@ -12,6 +12,7 @@ packages=(
   libboost-program-options-dev     # strata CLI
   libopenblas-dev                  # library functions
   libdnnl-dev                      # oneDNN: conv2d baseline of the benchmarks, BYOC backend
+  libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX importer
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev  # llvm-config --system-libs
 )
 

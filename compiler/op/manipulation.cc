@@ -974,6 +974,32 @@ OpDef Fill(const std::string& name, double constant) {
                }};
 }
 
+// arange(shape(n), start, step, dtype): Out[i] = start + i * step for i < n
+// (numpy.arange with the length given; the ONNX importer derives it from Range).
+StatusOr<StructInfo> InferArange(const OpCall& call) {
+  const DataType dtype = call.DataTypeAttr("dtype");
+  if (!dtype.is_int() && !dtype.is_float()) {
+    return ErrorStatus() << call.name() << ": dtype " << dtype.ToString() << " must be a signed integer or float type";
+  }
+  for (const char* attr : {"start", "step"}) {
+    STRATA_RETURN_IF_ERROR(FillValue(call, dtype, call.FloatAttr(attr)).status());
+  }
+  int ndim = 0;
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::vector<PrimExpr>> dims, ShapeDims(call, 0, &ndim));
+  if (ndim != 1) return ErrorStatus() << call.name() << ": shape must have one dimension (the length), got " << ndim;
+  if (!dims) return TensorStructInfoNode::make_ndim(1, dtype);
+  return TensorStructInfoNode::make(*dims, dtype);
+}
+
+StatusOr<tir::Stmt> ArangeKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  STRATA_ASSIGN_OR_RETURN(PrimExpr start, FillValue(call, out->dtype, call.FloatAttr("start")));
+  STRATA_ASSIGN_OR_RETURN(PrimExpr step, FillValue(call, out->dtype, call.FloatAttr("step")));
+  return CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
+    return Store(out, index, start + tir::CastNode::make(out->dtype, index[0]) * step);
+  });
+}
+
 }  // namespace
 
 std::vector<OpDef> ManipulationOps() {
@@ -985,6 +1011,12 @@ std::vector<OpDef> ManipulationOps() {
     return AttrDef{name, AttrKind::kInt, ir::AttrValue(value)};
   };
   return {
+      OpDef{"arange",
+            {"shape"},
+            0,
+            {AttrDef{"start", AttrKind::kFloat, ir::AttrValue(0.0)}, AttrDef{"step", AttrKind::kFloat, ir::AttrValue(1.0)},
+             AttrDef{"dtype", AttrKind::kDataType, ir::AttrValue(DataType::I64())}},
+            InferArange, ArangeKernel},
       OpDef{"reshape", {"x", "shape"}, 0, {}, InferReshape, ReshapeKernel},
       OpDef{"flatten", {"x"}, 0, {int_attr("axis", 1)}, InferFlatten,
             ReshapeKernel},

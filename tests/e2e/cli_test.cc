@@ -99,6 +99,22 @@ TEST_F(Cli, OperatorErrorsPointAtTheBindingInTheSource) {
                      "f32] with y: Tensor[(3,), f32]: dimension 1 of the result would be both 4 and 3\n");
 }
 
+TEST_F(Cli, CompileAndRunAnOnnxModelWithDynamicAxes) {
+  std::string out;
+  const std::string model = SourcePath("tests/fixtures/onnx/mlp/model.onnx");
+  const std::string stx = (dir_ / "mlp.stx").string();
+  ASSERT_EQ(Run("compile " + model + " --dynamic batch=1..64 -o " + stx, &out), 0) << out;
+  for (int k : {0, 2}) {
+    const std::string run = SourcePath("tests/fixtures/onnx/mlp/run_" + std::to_string(k));
+    ASSERT_EQ(Run("run " + stx + " --input=@" + run + "/in0.npy --expected-output=@" + run + "/out0.npy", &out), 0)
+        << out;
+  }
+  EXPECT_EQ(Run("compile " + model + " --dynamic batch=64..1 -o " + stx, &out), 2);
+  EXPECT_EQ(out, "strata compile: --dynamic expects NAME=LO..HI with 0 <= LO <= HI, got 'batch=64..1'\n");
+  EXPECT_EQ(Run("compile " + model + " --dynamic seq=1..8 -o " + stx, &out), 1);
+  EXPECT_NE(out.find("the model has no dynamic dimension named 'seq'"), std::string::npos) << out;
+}
+
 TEST_F(Cli, DispatchAndTirLibraryOptions) {
   std::string out;
   const std::string concat = (dir_ / "concat.stx").string();

@@ -1,0 +1,241 @@
+// The ONNX importer: model protobuf -> IRModule (see onnx_importer.h).
+#include "compiler/frontend/onnx/onnx_importer.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "compiler/frontend/onnx/onnx_context.h"
+#include "compiler/op/op_registry.h"
+#include "compiler/transform/graph_util.h"
+#include "compiler/transform/struct_info_util.h"
+
+namespace strata::frontend {
+namespace {
+
+using namespace onnx_import;  // NOLINT: the importer's own internals
+
+constexpr int64_t kMinOpset = 13;
+constexpr int64_t kMaxOpset = 17;
+
+// A name usable as a text-IR identifier (ONNX names may hold '/', ':', '.').
+std::string Identifier(const std::string& name, const std::string& fallback) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = fallback + (out.empty() ? "" : "_" + out);
+  return out;
+}
+
+class Importer : public ImportContext {
+ public:
+  Importer(const onnx::ModelProto& model, const OnnxImportOptions& options) : model_(model), options_(options) {}
+
+  StatusOr<ir::IRModule> Run() {
+    STRATA_RETURN_IF_ERROR(ReadOpset());
+    const onnx::GraphProto& graph = model_.graph();
+    for (const onnx::TensorProto& init : graph.initializer()) {
+      StatusOr<std::shared_ptr<const graph::HostTensor>> data = TensorFromProto(init);
+      if (!data.ok()) return ErrorStatus() << "initializer '" << init.name() << "': " << data.status().message();
+      values_[init.name()].constant = *data;
+    }
+    std::vector<graph::Var> params;
+    for (const onnx::ValueInfoProto& input : graph.input()) {
+      if (values_.count(input.name())) continue;  // an initializer listed as an input too
+      STRATA_ASSIGN_OR_RETURN(graph::StructInfo sinfo, InputStructInfo(input));
+      graph::Var param(names_.Fresh(Identifier(input.name(), "input")), sinfo);
+      params.push_back(param);
+      values_[input.name()].expr = param;
+    }
+    for (const auto& [name, bounds] : options_.dim_bounds) {
+      if (!symbols_.count(name)) {
+        return ErrorStatus() << "--dynamic " << name << "=" << bounds.first << ".." << bounds.second
+                             << ": the model has no dynamic dimension named '" << name << "'";
+      }
+    }
+    for (int i = 0; i < graph.node_size(); ++i) STRATA_RETURN_IF_ERROR(ConvertNode(graph.node(i), i));
+
+    std::vector<Expr> outputs;
+    std::vector<graph::StructInfo> output_sinfo;
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      auto it = values_.find(output.name());
+      if (it == values_.end()) return ErrorStatus() << "graph output '" << output.name() << "' is never computed";
+      STRATA_ASSIGN_OR_RETURN(Expr expr, ExprOf(it->second, output.name()));
+      outputs.push_back(expr);
+      output_sinfo.push_back(expr->struct_info);
+    }
+    Expr result = outputs.size() == 1 ? outputs[0] : graph::TupleNode::make(outputs);
+    graph::StructInfo ret = outputs.size() == 1 ? output_sinfo[0] : graph::TupleStructInfoNode::make(output_sinfo);
+    std::vector<graph::BindingBlock> blocks;
+    if (!bindings_.empty()) blocks.push_back(graph::BindingBlock{false, std::move(bindings_)});
+    Expr body = graph::SeqExprNode::make(std::move(blocks), result);
+    ir::Attrs attrs;
+    for (const auto& [name, bounds] : options_.dim_bounds) {
+      attrs["bound_" + name] = std::vector<int64_t>{bounds.first, bounds.second};
+    }
+    ir::IRModule module;
+    module.Add("main", std::static_pointer_cast<const graph::FunctionNode>(
+                           graph::FunctionNode::make(std::move(params), body, ret, std::move(attrs)).node_ptr()));
+    return module;
+  }
+
+  StatusOr<Expr> Call(const std::string& op, std::vector<Expr> args, ir::Attrs attrs,
+                      const std::string& name_hint) override {
+    const op::OpDef* def = op::FindOp(op);
+    if (def == nullptr) return ErrorStatus() << "internal: no Strata operator '" << op << "'";
+    Expr call = graph::CallNode::make(graph::OpNode::Get(op), std::move(args), std::move(attrs));
+    const auto* call_node = call.as<graph::CallNode>();
+    STRATA_RETURN_IF_ERROR(op::CheckOpCall(*def, *call_node));
+    STRATA_ASSIGN_OR_RETURN(graph::StructInfo sinfo, def->infer(op::OpCall(*def, *call_node)));
+    graph::Var var(names_.Fresh(Identifier(name_hint, "v")), transform::SimplifyStructInfo(sinfo));
+    bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, call, {}});
+    return Expr(var);
+  }
+
+  StatusOr<Expr> Bind(Expr value, const std::string& name_hint) override {
+    if (!value->struct_info.defined()) return ErrorStatus() << "internal: binding a value without struct info";
+    graph::Var var(names_.Fresh(Identifier(name_hint, "v")), value->struct_info);
+    bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, value, {}});
+    return Expr(var);
+  }
+
+  Expr Constant(std::shared_ptr<const graph::HostTensor> data) override {
+    auto it = constants_.find(data.get());
+    if (it != constants_.end()) return it->second;
+    Expr expr = graph::ConstantNode::make(data);
+    constants_.emplace(data.get(), expr);
+    return expr;
+  }
+
+ private:
+  Status ReadOpset() {
+    for (const onnx::OperatorSetIdProto& set : model_.opset_import()) {
+      if (set.domain().empty() || set.domain() == "ai.onnx") opset_ = set.version();
+    }
+    if (opset_ < kMinOpset || opset_ > kMaxOpset) {
+      return ErrorStatus() << "the model uses ONNX opset " << opset_ << "; Strata imports opsets " << kMinOpset
+                           << " to " << kMaxOpset << " (re-export with opset_version in that range)";
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<graph::StructInfo> InputStructInfo(const onnx::ValueInfoProto& input) {
+    if (!input.type().has_tensor_type()) {
+      return ErrorStatus() << "graph input '" << input.name() << "' is not a tensor";
+    }
+    const onnx::TypeProto::Tensor& type = input.type().tensor_type();
+    StatusOr<DataType> dtype = DataTypeFromOnnx(type.elem_type());
+    if (!dtype.ok()) return ErrorStatus() << "graph input '" << input.name() << "': " << dtype.status().message();
+    if (!type.has_shape()) return graph::TensorStructInfoNode::make_ndim(-1, *dtype);
+    std::vector<PrimExpr> dims;
+    for (int d = 0; d < type.shape().dim_size(); ++d) {
+      const onnx::TensorShapeProto::Dimension& dim = type.shape().dim(d);
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0) {
+          return ErrorStatus() << "graph input '" << input.name() << "' dimension " << d << " is negative";
+        }
+        dims.push_back(dim.dim_value());
+      } else {
+        std::string name = dim.has_dim_param() && !dim.dim_param().empty()
+                               ? dim.dim_param()
+                               : Identifier(input.name(), "input") + "_dim" + std::to_string(d);
+        name = Identifier(name, "dim");
+        auto it = symbols_.find(name);
+        if (it == symbols_.end()) it = symbols_.emplace(name, tir::Var(name)).first;
+        dims.push_back(it->second);
+      }
+    }
+    return graph::TensorStructInfoNode::make(std::move(dims), *dtype);
+  }
+
+  StatusOr<Expr> ExprOf(const OnnxValue& value, const std::string& name) {
+    if (value.expr.defined()) return value.expr;
+    if (value.constant) return Constant(value.constant);
+    if (value.symbolic) {
+      std::vector<int64_t> ints;
+      for (const PrimExpr& e : *value.symbolic) {
+        const int64_t* c = tir::AsConstInt(e);
+        if (c == nullptr) {
+          return ErrorStatus() << "value '" << name
+                               << "' is a shape computed from dynamic dimensions and used as a tensor; Strata "
+                                  "evaluates shapes at compile time and cannot pass it as data";
+        }
+        ints.push_back(*c);
+      }
+      return Constant(MakeInt64Tensor(ints, value.symbolic_scalar));
+    }
+    return ErrorStatus() << "value '" << name << "' has no definition";
+  }
+
+  Status ConvertNode(const onnx::NodeProto& node, int index) {
+    const std::string label = node.name().empty() ? "#" + std::to_string(index) : node.name();
+    auto fail = [&](const std::string& message) -> Status {
+      return ErrorStatus() << "node '" << label << "' (" << node.op_type() << ", opset " << opset_ << "): " << message;
+    };
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      return fail("operators of domain '" + node.domain() + "' are not supported");
+    }
+    const Converter* converter = FindConverter(node.op_type());
+    if (converter == nullptr) return fail("operator " + node.op_type() + " is not supported by Strata's ONNX importer");
+    std::vector<const OnnxValue*> inputs;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      auto it = values_.find(name);
+      if (it == values_.end()) return fail("input '" + name + "' is not defined before the node");
+      inputs.push_back(&it->second);
+    }
+    NodeContext ctx(node, opset_, std::move(inputs), *this);
+    current_label_ = label;
+    Status converted = (*converter)(ctx);
+    if (!converted.ok()) {
+      // Converter errors already name the node; operator inference errors do not.
+      const std::string& message = converted.message();
+      if (message.rfind("node '", 0) == 0) return converted;
+      return fail(message);
+    }
+    if (ctx.outputs.size() < static_cast<size_t>(node.output_size())) {
+      // Optional trailing outputs (Dropout's mask) that nothing may read.
+      ctx.outputs.resize(static_cast<size_t>(node.output_size()));
+    }
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (node.output(i).empty()) continue;
+      OnnxValue& out = ctx.outputs[static_cast<size_t>(i)];
+      if (!out.expr.defined() && !out.constant && !out.symbolic) continue;  // unused optional output
+      values_[node.output(i)] = std::move(out);
+    }
+    return Status::Ok();
+  }
+
+  const onnx::ModelProto& model_;
+  const OnnxImportOptions& options_;
+  int64_t opset_ = 0;
+  std::map<std::string, OnnxValue> values_;
+  std::map<std::string, tir::Var> symbols_;
+  std::map<const graph::HostTensor*, Expr> constants_;
+  std::vector<graph::Binding> bindings_;
+  transform::NameSupply names_;
+  std::string current_label_;
+};
+
+}  // namespace
+
+StatusOr<ir::IRModule> ImportOnnxBytes(const std::string& bytes, const std::string& name,
+                                       const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) return ErrorStatus() << name << ": not a valid ONNX model (protobuf parse failed)";
+  StatusOr<ir::IRModule> module = Importer(model, options).Run();
+  if (!module.ok()) return ErrorStatus() << name << ": " << module.status().message();
+  return module;
+}
+
+StatusOr<ir::IRModule> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrorStatus() << "cannot open '" << path << "'";
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return ImportOnnxBytes(bytes.str(), path, options);
+}
+
+}  // namespace strata::frontend

@@ -1,0 +1,35 @@
+// The ONNX front end: an ONNX model (protobuf, opsets 13-17) -> an IRModule
+// with one graph function @main, ready for the default pipeline.
+//
+// Each graph input's `dim_param` becomes a symbolic variable (inputs that share
+// a name share the variable), a fixed dim a constant, a dim with neither a
+// fresh variable; initializers and Constant nodes become constants (weights);
+// each node becomes Strata operator calls (onnx_ops.cc). Shape computations
+// (Shape -> Gather -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, ...)
+// are evaluated at import time on symbolic expressions, so the program needs
+// no shape tensors at run time, and nodes that depend only on constants are
+// folded. An unsupported operator, attribute or opset is an error naming the
+// node, its op type and the opset.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "compiler/ir/module.h"
+#include "support/status.h"
+
+namespace strata::frontend {
+
+struct OnnxImportOptions {
+  // Bounds on symbolic dims (strata compile --dynamic batch=1..64): recorded on
+  // @main as attributes for memory planning, and checked against the model.
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_bounds;
+};
+
+StatusOr<ir::IRModule> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
+StatusOr<ir::IRModule> ImportOnnxBytes(const std::string& bytes, const std::string& name,
+                                       const OnnxImportOptions& options = {});
+
+}  // namespace strata::frontend

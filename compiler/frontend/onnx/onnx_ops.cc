@@ -1,0 +1,651 @@
+// ONNX operator converters: each node becomes Strata operator calls, or, for
+// shape computations on symbolic dims, an import-time symbolic value.
+#include <cstring>
+#include <map>
+#include <numeric>
+
+#include "compiler/frontend/onnx/onnx_context.h"
+#include "compiler/ir/arith/simplify.h"
+#include "compiler/transform/struct_info_util.h"
+
+namespace strata::frontend::onnx_import {
+namespace {
+
+using graph::StructInfo;
+using graph::TensorStructInfoNode;
+
+// ---- symbolic (shape) values -------------------------------------------------
+
+// The elements of an integer value known at import time: a symbolic value, or
+// an integer constant of rank <= 1. nullopt otherwise.
+std::optional<std::vector<PrimExpr>> SymbolicInts(const OnnxValue* v, bool* scalar = nullptr) {
+  if (v == nullptr) return std::nullopt;
+  if (v->symbolic) {
+    if (scalar) *scalar = v->symbolic_scalar;
+    return v->symbolic;
+  }
+  if (v->constant && v->constant->shape.size() <= 1 &&
+      (v->constant->dtype.is_int() || v->constant->dtype.is_uint())) {
+    if (scalar) *scalar = v->constant->shape.empty();
+    std::vector<PrimExpr> out;
+    for (int64_t x : ConstantInts(*v->constant)) out.push_back(x);
+    return out;
+  }
+  return std::nullopt;
+}
+
+OnnxValue Symbolic(std::vector<PrimExpr> elements, bool scalar) {
+  OnnxValue v;
+  for (PrimExpr& e : elements) e = arith::Simplify(e);
+  v.symbolic = std::move(elements);
+  v.symbolic_scalar = scalar;
+  return v;
+}
+
+OnnxValue FromExpr(Expr e) {
+  OnnxValue v;
+  v.expr = std::move(e);
+  return v;
+}
+
+// Constant integer list input (axes, pads...) or an error.
+StatusOr<std::vector<int64_t>> ConstIntsInput(NodeContext& n, size_t i, const std::string& what) {
+  std::optional<std::vector<PrimExpr>> ints = SymbolicInts(n.input(i));
+  if (!ints) return n.Error(what + " (input " + std::to_string(i) + ") must be a constant integer tensor");
+  std::vector<int64_t> out;
+  for (const PrimExpr& e : *ints) {
+    std::optional<int64_t> c = arith::AsConstant(e);
+    if (!c) return n.Error(what + " (input " + std::to_string(i) + ") must be known at compile time");
+    out.push_back(*c);
+  }
+  return out;
+}
+
+// Emits a call for the node's first output.
+Status Emit(NodeContext& n, const std::string& op, std::vector<Expr> args, ir::Attrs attrs = {}) {
+  STRATA_ASSIGN_OR_RETURN(Expr out, n.ctx().Call(op, std::move(args), std::move(attrs), n.node().output(0)));
+  n.outputs = {FromExpr(out)};
+  return Status::Ok();
+}
+
+// ---- elementwise -------------------------------------------------------------
+
+using SymbolicFn = std::function<PrimExpr(PrimExpr, PrimExpr)>;
+
+// A binary elementwise op; on integer shape values known at import time it is
+// evaluated symbolically (numpy broadcasting of scalars and equal lengths).
+Converter Binary(const std::string& op, SymbolicFn symbolic = nullptr) {
+  return [op, symbolic](NodeContext& n) -> Status {
+    if (symbolic) {
+      bool sa = false, sb = false;
+      auto a = SymbolicInts(n.input(0), &sa), b = SymbolicInts(n.input(1), &sb);
+      const bool any_symbolic = (n.input(0) && n.input(0)->symbolic) || (n.input(1) && n.input(1)->symbolic);
+      if (a && b && any_symbolic && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+        std::vector<PrimExpr> out;
+        const size_t len = std::max(a->size(), b->size());
+        for (size_t i = 0; i < len; ++i) {
+          out.push_back(symbolic((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+        }
+        n.outputs = {Symbolic(std::move(out), sa && sb)};
+        return Status::Ok();
+      }
+    }
+    STRATA_ASSIGN_OR_RETURN(Expr a, n.InputExpr(0));
+    STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(1));
+    return Emit(n, op, {a, b});
+  };
+}
+
+Converter Unary(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    return Emit(n, op, {x});
+  };
+}
+
+Status PassThrough(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* x, n.Required(0));
+  n.outputs = {*x};
+  return Status::Ok();
+}
+
+// A scalar constant of the dtype of input `like`.
+StatusOr<Expr> ScalarLike(NodeContext& n, size_t like, double value) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* v, n.Required(like));
+  StructInfo sinfo = v->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || t->dtype.is_void()) return n.Error("input has no known dtype");
+  return n.ctx().Constant(MakeScalarTensor(t->dtype, value));
+}
+
+Status LeakyRelu(NodeContext& n) {
+  const double alpha = n.FloatAttr("alpha", 0.01f);
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr zero, ScalarLike(n, 0, 0.0));
+  STRATA_ASSIGN_OR_RETURN(Expr a, ScalarLike(n, 0, alpha));
+  const std::string name = n.node().output(0);
+  STRATA_ASSIGN_OR_RETURN(Expr positive, n.ctx().Call("greater", {x, zero}, {}, name + "_positive"));
+  STRATA_ASSIGN_OR_RETURN(Expr scaled, n.ctx().Call("multiply", {x, a}, {}, name + "_scaled"));
+  return Emit(n, "where", {positive, x, scaled});
+}
+
+Status Gelu(NodeContext& n) {
+  const std::string approximate = n.StringAttr("approximate", "none");
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "gelu", {x}, {{"approximate", approximate}});
+}
+
+Status Clip(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  auto bound = [&](size_t i, double fallback) -> StatusOr<double> {
+    const OnnxValue* v = n.input(i);
+    if (v == nullptr) return fallback;
+    if (!v->constant || v->constant->shape.size() != 0) return n.Error("min/max must be constant scalars");
+    const graph::HostTensor& t = *v->constant;
+    if (t.dtype == DataType::F32()) {
+      float f;
+      std::memcpy(&f, t.bytes.data(), 4);
+      return static_cast<double>(f);
+    }
+    if (t.dtype == DataType::F64()) {
+      double d;
+      std::memcpy(&d, t.bytes.data(), 8);
+      return d;
+    }
+    return static_cast<double>(ConstantInts(t)[0]);
+  };
+  STRATA_ASSIGN_OR_RETURN(double lo, bound(1, -3.4e38));
+  STRATA_ASSIGN_OR_RETURN(double hi, bound(2, 3.4e38));
+  return Emit(n, "clip", {x}, {{"min", lo}, {"max", hi}});
+}
+
+Status Cast(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(DataType to, DataTypeFromOnnx(static_cast<int32_t>(n.IntAttr("to", 0))));
+  const OnnxValue* in = n.input(0);
+  if (in && in->symbolic && (to.is_int() || to.is_uint())) {  // shape arithmetic stays symbolic
+    n.outputs = {*in};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "cast", {x}, {{"dtype", to}});
+}
+
+Status Where(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr c, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(1));
+  STRATA_ASSIGN_OR_RETURN(Expr y, n.InputExpr(2));
+  return Emit(n, "where", {c, x, y});
+}
+
+// ---- linear algebra ----------------------------------------------------------
+
+Status Gemm(NodeContext& n) {
+  const double alpha = n.FloatAttr("alpha", 1.0f), beta = n.FloatAttr("beta", 1.0f);
+  const bool trans_a = n.IntAttr("transA", 0) != 0, trans_b = n.IntAttr("transB", 0) != 0;
+  STRATA_ASSIGN_OR_RETURN(Expr a, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(1));
+  const std::string name = n.node().output(0);
+  if (trans_a) {
+    STRATA_ASSIGN_OR_RETURN(a, n.ctx().Call("transpose", {a}, {}, name + "_at"));
+  }
+  Expr product;
+  if (trans_b) {
+    STRATA_ASSIGN_OR_RETURN(product, n.ctx().Call("dense", {a, b}, {}, name + "_ab"));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(product, n.ctx().Call("matmul", {a, b}, {}, name + "_ab"));
+  }
+  if (alpha != 1.0) {
+    STRATA_ASSIGN_OR_RETURN(Expr s, ScalarLike(n, 0, alpha));
+    STRATA_ASSIGN_OR_RETURN(product, n.ctx().Call("multiply", {product, s}, {}, name + "_scaled"));
+  }
+  if (n.input(2) == nullptr || beta == 0.0) {
+    n.outputs = {FromExpr(product)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr c, n.InputExpr(2));
+  if (beta != 1.0) {
+    STRATA_ASSIGN_OR_RETURN(Expr s, ScalarLike(n, 2, beta));
+    STRATA_ASSIGN_OR_RETURN(c, n.ctx().Call("multiply", {c, s}, {}, name + "_c"));
+  }
+  return Emit(n, "add", {product, c});
+}
+
+Status MatMul(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr a, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(1));
+  return Emit(n, "matmul", {a, b});
+}
+
+// ---- neural network ----------------------------------------------------------
+
+Status CheckNoAutoPad(NodeContext& n) {
+  const std::string pad = n.StringAttr("auto_pad", "NOTSET");
+  if (pad != "NOTSET" && pad != "VALID") {
+    return n.Error("auto_pad=" + pad + " is not supported; export with explicit pads");
+  }
+  return Status::Ok();
+}
+
+// ONNX pads (begin..., end...) for 2 spatial dims -> Strata (top, left, bottom, right).
+ir::Attrs WindowAttrs(NodeContext& n) {
+  ir::Attrs attrs;
+  std::vector<int64_t> pads = n.IntsAttr("pads");
+  if (pads.empty()) pads = {0, 0, 0, 0};
+  attrs["padding"] = pads;
+  std::vector<int64_t> strides = n.IntsAttr("strides");
+  if (!strides.empty()) attrs["strides"] = strides;
+  std::vector<int64_t> dilations = n.IntsAttr("dilations");
+  if (!dilations.empty()) attrs["dilation"] = dilations;
+  return attrs;
+}
+
+Status Conv(NodeContext& n) {
+  STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
+  if (n.input(0)->sinfo().as<TensorStructInfoNode>() &&
+      n.input(0)->sinfo().as<TensorStructInfoNode>()->ndim != 4) {
+    return n.Error("only 2-D convolutions (NCHW input) are supported");
+  }
+  ir::Attrs attrs = WindowAttrs(n);
+  attrs["groups"] = n.IntAttr("group", 1);
+  const std::string name = n.node().output(0);
+  STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d", {x, w}, attrs, n.input(2) ? name + "_conv" : name));
+  if (n.input(2) == nullptr) {
+    n.outputs = {FromExpr(y)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(2));
+  return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
+}
+
+Converter Pool(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
+    if (n.node().output_size() > 1 && !n.node().output(1).empty()) return n.Error("the Indices output is not supported");
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    ir::Attrs attrs = WindowAttrs(n);
+    attrs["pool_size"] = n.IntsAttr("kernel_shape");
+    if (!attrs.count("strides")) attrs["strides"] = std::vector<int64_t>{1, 1};  // ONNX default, not PyTorch's
+    attrs["ceil_mode"] = n.IntAttr("ceil_mode", 0) != 0;
+    if (op == "avg_pool2d") {
+      attrs.erase("dilation");
+      attrs["count_include_pad"] = n.IntAttr("count_include_pad", 0) != 0;
+    }
+    return Emit(n, op, {x}, attrs);
+  };
+}
+
+Status BatchNorm(NodeContext& n) {
+  if (n.IntAttr("training_mode", 0) != 0) return n.Error("training_mode=1 is not supported (inference only)");
+  std::vector<Expr> args;
+  for (size_t i = 0; i < 5; ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr e, n.InputExpr(i));
+    args.push_back(e);
+  }
+  return Emit(n, "batch_norm", args, {{"epsilon", static_cast<double>(n.FloatAttr("epsilon", 1e-5f))}});
+}
+
+Status LayerNorm(NodeContext& n) {
+  if (n.node().output_size() > 1) {
+    for (int i = 1; i < n.node().output_size(); ++i) {
+      if (!n.node().output(i).empty()) return n.Error("the Mean and InvStdDev outputs are not supported");
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr gamma, n.InputExpr(1));
+  Expr beta;
+  if (n.input(2)) {
+    STRATA_ASSIGN_OR_RETURN(beta, n.InputExpr(2));
+  } else {
+    return n.Error("LayerNormalization without a bias input is not supported");
+  }
+  return Emit(n, "layer_norm", {x, gamma, beta},
+              {{"axis", n.IntAttr("axis", -1)}, {"epsilon", static_cast<double>(n.FloatAttr("epsilon", 1e-5f))}});
+}
+
+Converter SoftmaxLike(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    return Emit(n, op, {x}, {{"axis", n.IntAttr("axis", -1)}});
+  };
+}
+
+// ---- reductions ----------------------------------------------------------------
+
+Converter Reduce(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    ir::Attrs attrs = {{"keepdims", n.IntAttr("keepdims", 1) != 0}};
+    std::vector<int64_t> axes = n.IntsAttr("axes");
+    if (n.input(1) != nullptr) {
+      STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 1, "axes"));
+    }
+    if (axes.empty() && n.IntAttr("noop_with_empty_axes", 0) != 0) {
+      n.outputs = {*n.input(0)};
+      return Status::Ok();
+    }
+    if (!axes.empty()) attrs["axes"] = axes;
+    return Emit(n, op, {x}, attrs);
+  };
+}
+
+// ---- shapes and data movement ------------------------------------------------
+
+Status Shape(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* x, n.Required(0));
+  StructInfo sinfo = x->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) {
+    return n.Error("the input's shape is not known at compile time; Strata evaluates Shape symbolically");
+  }
+  const int64_t rank = static_cast<int64_t>(t->shape->size());
+  int64_t start = n.IntAttr("start", 0), end = n.IntAttr("end", rank);
+  auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
+  start = clamp(start);
+  end = clamp(end);
+  std::vector<PrimExpr> dims(t->shape->begin() + start, t->shape->begin() + std::max(start, end));
+  n.outputs = {Symbolic(std::move(dims), false)};
+  return Status::Ok();
+}
+
+Status ConstantNode(NodeContext& n) {
+  OnnxValue v;
+  if (const onnx::TensorProto* t = n.TensorAttr("value")) {
+    STRATA_ASSIGN_OR_RETURN(v.constant, TensorFromProto(*t));
+  } else if (n.HasAttr("value_int")) {
+    v.constant = MakeInt64Tensor({n.IntAttr("value_int", 0)}, true);
+  } else if (n.HasAttr("value_ints")) {
+    v.constant = MakeInt64Tensor(n.IntsAttr("value_ints"), false);
+  } else if (n.HasAttr("value_float")) {
+    v.constant = MakeScalarTensor(DataType::F32(), n.FloatAttr("value_float", 0));
+  } else {
+    return n.Error("only value, value_int, value_ints and value_float constants are supported");
+  }
+  n.outputs = {v};
+  return Status::Ok();
+}
+
+// Builds shape(...) from symbolic dims for a Strata operator argument.
+Expr ShapeArg(const std::vector<PrimExpr>& dims) { return graph::ShapeExprNode::make(dims); }
+
+Status Reshape(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  std::optional<std::vector<PrimExpr>> shape = SymbolicInts(n.input(1));
+  if (!shape) return n.Error("the target shape must be known at compile time (constant or computed from shapes)");
+  if (n.IntAttr("allowzero", 0) != 0) {
+    for (const PrimExpr& d : *shape) {
+      if (arith::AsConstant(d) == 0) return n.Error("allowzero=1 with a 0 in the shape is not supported");
+    }
+  }
+  return Emit(n, "reshape", {x, ShapeArg(*shape)});
+}
+
+Status ConstantOfShape(NodeContext& n) {
+  std::optional<std::vector<PrimExpr>> shape = SymbolicInts(n.input(0));
+  if (!shape) return n.Error("the shape must be known at compile time");
+  double value = 0;
+  DataType dtype = DataType::F32();
+  if (const onnx::TensorProto* t = n.TensorAttr("value")) {
+    STRATA_ASSIGN_OR_RETURN(auto data, TensorFromProto(*t));
+    dtype = data->dtype;
+    if (dtype == DataType::F32()) {
+      float f;
+      std::memcpy(&f, data->bytes.data(), 4);
+      value = f;
+    } else if (dtype.is_float()) {
+      std::memcpy(&value, data->bytes.data(), 8);
+    } else {
+      value = static_cast<double>(ConstantInts(*data)[0]);
+    }
+  }
+  return Emit(n, "full", {ShapeArg(*shape)}, {{"fill_value", value}, {"dtype", dtype}});
+}
+
+Status Transpose(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs;
+  if (n.HasAttr("perm")) attrs["axes"] = n.IntsAttr("perm");
+  return Emit(n, "transpose", {x}, attrs);
+}
+
+Status Flatten(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "flatten", {x}, {{"axis", n.IntAttr("axis", 1)}});
+}
+
+Status Concat(NodeContext& n) {
+  const int64_t axis = n.IntAttr("axis", 0);
+  // Shape vectors concatenate at import time.
+  std::vector<PrimExpr> joined;
+  bool symbolic = true, any_symbolic = false;
+  for (size_t i = 0; i < n.num_inputs() && symbolic; ++i) {
+    auto ints = SymbolicInts(n.input(i));
+    symbolic = ints.has_value();
+    any_symbolic = any_symbolic || (n.input(i) && n.input(i)->symbolic);
+    if (ints) joined.insert(joined.end(), ints->begin(), ints->end());
+  }
+  if (symbolic && any_symbolic) {
+    n.outputs = {Symbolic(std::move(joined), false)};
+    return Status::Ok();
+  }
+  std::vector<Expr> fields;
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr e, n.InputExpr(i));
+    fields.push_back(e);
+  }
+  return Emit(n, "concat", {graph::TupleNode::make(fields)}, {{"axis", axis}});
+}
+
+Status Unsqueeze(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstIntsInput(n, 1, "axes"));
+  const OnnxValue* in = n.input(0);
+  if (in && in->symbolic && in->symbolic_scalar && axes.size() == 1 && (axes[0] == 0 || axes[0] == -1)) {
+    n.outputs = {Symbolic(*in->symbolic, false)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "expand_dims", {x}, {{"axis", axes}});
+}
+
+Status Squeeze(NodeContext& n) {
+  const OnnxValue* in = n.input(0);
+  if (in && in->symbolic && !in->symbolic_scalar && in->symbolic->size() == 1) {
+    n.outputs = {Symbolic(*in->symbolic, true)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs;
+  if (n.input(1)) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstIntsInput(n, 1, "axes"));
+    attrs["axis"] = axes;
+  }
+  return Emit(n, "squeeze", {x}, attrs);
+}
+
+Status Gather(NodeContext& n) {
+  const int64_t axis = n.IntAttr("axis", 0);
+  const OnnxValue* data = n.input(0);
+  if (data && data->symbolic && axis == 0) {
+    bool scalar = false;
+    auto indices = SymbolicInts(n.input(1), &scalar);
+    if (indices) {
+      std::vector<PrimExpr> out;
+      const int64_t size = static_cast<int64_t>(data->symbolic->size());
+      for (const PrimExpr& i : *indices) {
+        std::optional<int64_t> c = arith::AsConstant(i);
+        if (!c || *c < -size || *c >= size) return n.Error("index out of range into a shape");
+        out.push_back((*data->symbolic)[static_cast<size_t>(*c < 0 ? *c + size : *c)]);
+      }
+      n.outputs = {Symbolic(std::move(out), scalar)};
+      return Status::Ok();
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr idx, n.InputExpr(1));
+  return Emit(n, "take", {x, idx}, {{"axis", axis}});
+}
+
+Status Slice(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> starts, ConstIntsInput(n, 1, "starts"));
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> ends, ConstIntsInput(n, 2, "ends"));
+  std::vector<int64_t> axes, steps;
+  if (n.input(3)) {
+    STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 3, "axes"));
+  }
+  if (n.input(4)) {
+    STRATA_ASSIGN_OR_RETURN(steps, ConstIntsInput(n, 4, "steps"));
+  }
+  const OnnxValue* data = n.input(0);
+  if (data && data->symbolic && starts.size() == 1 && (steps.empty() || steps[0] == 1)) {
+    const int64_t size = static_cast<int64_t>(data->symbolic->size());
+    auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + size : v, int64_t{0}, size); };
+    const int64_t b = clamp(starts[0]), e = clamp(ends[0]);
+    n.outputs = {Symbolic(std::vector<PrimExpr>(data->symbolic->begin() + b, data->symbolic->begin() + std::max(b, e)),
+                          false)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs = {{"begin", starts}, {"end", ends}};
+  if (!axes.empty()) attrs["axes"] = axes;
+  if (!steps.empty()) attrs["strides"] = steps;
+  return Emit(n, "strided_slice", {x}, attrs);
+}
+
+Status Split(NodeContext& n) {
+  const int64_t axis = n.IntAttr("axis", 0);
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs = {{"axis", axis}};
+  if (n.input(1)) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ConstIntsInput(n, 1, "split"));
+    std::vector<int64_t> indices;
+    int64_t at = 0;
+    for (size_t i = 0; i + 1 < sizes.size(); ++i) indices.push_back(at += sizes[i]);
+    attrs["indices_or_sections"] = indices;
+  } else {
+    attrs["indices_or_sections"] = static_cast<int64_t>(n.node().output_size());
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr parts, n.ctx().Call("split", {x}, attrs, n.node().output(0) + "_parts"));
+  n.outputs.clear();
+  for (int i = 0; i < n.node().output_size(); ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr part, n.ctx().Bind(graph::TupleGetItemNode::make(parts, i), n.node().output(i)));
+    n.outputs.push_back(FromExpr(part));
+  }
+  return Status::Ok();
+}
+
+Status Expand(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+  std::optional<std::vector<PrimExpr>> target = SymbolicInts(n.input(1));
+  if (!target) return n.Error("the target shape must be known at compile time");
+  StructInfo sinfo = in->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) return n.Error("the input's shape must be known");
+  // ONNX Expand broadcasts both ways: a 1 in the target keeps the input's dim.
+  const std::vector<PrimExpr>& shape = *t->shape;
+  const size_t rank = std::max(shape.size(), target->size());
+  std::vector<PrimExpr> out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    const bool has_s = k + shape.size() >= rank, has_t = k + target->size() >= rank;
+    PrimExpr s = has_s ? shape[k + shape.size() - rank] : PrimExpr(1);
+    PrimExpr d = has_t ? (*target)[k + target->size() - rank] : PrimExpr(1);
+    out[k] = arith::AsConstant(d) == 1 ? s : d;
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "broadcast_to", {x, ShapeArg(out)});
+}
+
+// Range(start, limit, delta) with constant start and delta and a limit that may
+// be symbolic (arange over a sequence length): arange(shape(n)) with
+// n = max(ceil((limit - start) / delta), 0).
+Status Range(NodeContext& n) {
+  bool scalar = false;
+  auto start = SymbolicInts(n.input(0), &scalar), limit = SymbolicInts(n.input(1)), delta = SymbolicInts(n.input(2));
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1) {
+    return n.Error("start, limit and delta must be integer scalars known at compile time (constants or shapes)");
+  }
+  std::optional<int64_t> s = arith::AsConstant((*start)[0]), d = arith::AsConstant((*delta)[0]);
+  if (!s || !d || *d == 0) return n.Error("start and delta must be constants, and delta non-zero");
+  PrimExpr span = (*limit)[0] - *s;
+  PrimExpr length = *d > 0 ? tir::FloorDiv(span + (*d - 1), *d) : tir::FloorDiv(PrimExpr(0) - span + (-*d - 1), -*d);
+  length = arith::Simplify(tir::Max(length, 0));
+  StructInfo sinfo = n.input(1)->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  DataType dtype = t && !t->dtype.is_void() ? t->dtype : DataType::I64();
+  // The values stay known at import time when the length is a constant.
+  if (std::optional<int64_t> len = arith::AsConstant(length); len && dtype == DataType::I64()) {
+    std::vector<PrimExpr> values;
+    for (int64_t i = 0; i < *len; ++i) values.push_back(*s + i * *d);
+    n.outputs = {Symbolic(std::move(values), false)};
+    return Status::Ok();
+  }
+  return Emit(n, "arange", {ShapeArg({length})},
+              {{"start", static_cast<double>(*s)}, {"step", static_cast<double>(*d)}, {"dtype", dtype}});
+}
+
+const std::map<std::string, Converter>& Converters() {
+  static const std::map<std::string, Converter> table = {
+      {"Add", Binary("add", [](PrimExpr a, PrimExpr b) { return a + b; })},
+      {"Sub", Binary("subtract", [](PrimExpr a, PrimExpr b) { return a - b; })},
+      {"Mul", Binary("multiply", [](PrimExpr a, PrimExpr b) { return a * b; })},
+      {"Div", Binary("divide", [](PrimExpr a, PrimExpr b) { return tir::FloorDiv(a, b); })},
+      {"Pow", Binary("power")},
+      {"Equal", Binary("equal")},
+      {"Less", Binary("less")},
+      {"Greater", Binary("greater")},
+      {"Where", Where},
+      {"Sqrt", Unary("sqrt")},
+      {"Erf", Unary("erf")},
+      {"Exp", Unary("exp")},
+      {"Log", Unary("log")},
+      {"Tanh", Unary("tanh")},
+      {"Sigmoid", Unary("sigmoid")},
+      {"Relu", Unary("relu")},
+      {"Neg", Unary("neg")},
+      {"Abs", Unary("abs")},
+      {"LeakyRelu", LeakyRelu},
+      {"Gelu", Gelu},
+      {"Clip", Clip},
+      {"Cast", Cast},
+      {"Identity", PassThrough},
+      {"Dropout", PassThrough},
+      {"MatMul", MatMul},
+      {"Gemm", Gemm},
+      {"Conv", Conv},
+      {"MaxPool", Pool("max_pool2d")},
+      {"AveragePool", Pool("avg_pool2d")},
+      {"GlobalAveragePool", Unary("global_avg_pool2d")},
+      {"BatchNormalization", BatchNorm},
+      {"LayerNormalization", LayerNorm},
+      {"Softmax", SoftmaxLike("softmax")},
+      {"LogSoftmax", SoftmaxLike("log_softmax")},
+      {"ReduceMean", Reduce("mean")},
+      {"ReduceSum", Reduce("sum")},
+      {"ReduceMax", Reduce("max")},
+      {"Reshape", Reshape},
+      {"Transpose", Transpose},
+      {"Flatten", Flatten},
+      {"Concat", Concat},
+      {"Split", Split},
+      {"Slice", Slice},
+      {"Gather", Gather},
+      {"Unsqueeze", Unsqueeze},
+      {"Squeeze", Squeeze},
+      {"Expand", Expand},
+      {"Shape", Shape},
+      {"Constant", ConstantNode},
+      {"ConstantOfShape", ConstantOfShape},
+      {"Range", Range},
+  };
+  return table;
+}
+
+}  // namespace
+
+const Converter* FindConverter(const std::string& op_type) {
+  const auto& table = Converters();
+  auto it = table.find(op_type);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace strata::frontend::onnx_import

@@ -1,0 +1,218 @@
+// ONNX tensors and values at import time: TensorProto -> host data, dtype
+// mapping, and the NodeContext / OnnxValue accessors (see onnx_context.h).
+#include <cstring>
+
+#include "compiler/frontend/onnx/onnx_context.h"
+#include "compiler/ir/printer.h"
+
+namespace strata::frontend::onnx_import {
+
+graph::StructInfo OnnxValue::sinfo() const {
+  if (expr.defined() && expr->struct_info.defined()) return expr->struct_info;
+  if (constant) return graph::ConstantNode::make(constant)->struct_info;
+  if (symbolic) {
+    std::vector<PrimExpr> shape;
+    if (!symbolic_scalar) shape.push_back(static_cast<int64_t>(symbolic->size()));
+    return graph::TensorStructInfoNode::make(std::move(shape), DataType::I64());
+  }
+  return graph::ObjectStructInfoNode::make();
+}
+
+StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto::FLOAT:
+      return DataType::F32();
+    case onnx::TensorProto::DOUBLE:
+      return DataType::F64();
+    case onnx::TensorProto::FLOAT16:
+      return DataType::Float(16);
+    case onnx::TensorProto::INT8:
+      return DataType::Int(8);
+    case onnx::TensorProto::INT16:
+      return DataType::Int(16);
+    case onnx::TensorProto::INT32:
+      return DataType::Int(32);
+    case onnx::TensorProto::INT64:
+      return DataType::I64();
+    case onnx::TensorProto::UINT8:
+      return DataType::UInt(8);
+    case onnx::TensorProto::BOOL:
+      return DataType::Bool();
+    default:
+      return ErrorStatus() << "ONNX element type " << onnx_type << " ("
+                           << onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type))
+                           << ") is not supported";
+  }
+}
+
+StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::TensorProto& proto) {
+  auto tensor = std::make_shared<graph::HostTensor>();
+  STRATA_ASSIGN_OR_RETURN(tensor->dtype, DataTypeFromOnnx(proto.data_type()));
+  int64_t count = 1;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) return ErrorStatus() << "negative dimension " << d;
+    tensor->shape.push_back(d);
+    count *= d;
+  }
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    return ErrorStatus() << "external tensor data is not supported (save the model with the weights inside)";
+  }
+  const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(tensor->dtype.bytes());
+  tensor->bytes.resize(bytes);
+  auto copy_typed = [&](const auto& field, auto element) -> Status {
+    using T = decltype(element);
+    if (static_cast<int64_t>(field.size()) != count) {
+      return ErrorStatus() << "holds " << field.size() << " values for " << count << " elements";
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      T v = static_cast<T>(field.Get(static_cast<int>(i)));
+      std::memcpy(tensor->bytes.data() + i * sizeof(T), &v, sizeof(T));
+    }
+    return Status::Ok();
+  };
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != bytes) {
+      return ErrorStatus() << "raw data of " << proto.raw_data().size() << " bytes for " << count << " elements of "
+                           << tensor->dtype.ToString();
+    }
+    std::memcpy(tensor->bytes.data(), proto.raw_data().data(), bytes);
+  } else if (count > 0) {
+    switch (proto.data_type()) {
+      case onnx::TensorProto::FLOAT:
+        STRATA_RETURN_IF_ERROR(copy_typed(proto.float_data(), float{}));
+        break;
+      case onnx::TensorProto::DOUBLE:
+        STRATA_RETURN_IF_ERROR(copy_typed(proto.double_data(), double{}));
+        break;
+      case onnx::TensorProto::INT64:
+        STRATA_RETURN_IF_ERROR(copy_typed(proto.int64_data(), int64_t{}));
+        break;
+      case onnx::TensorProto::INT32:
+        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int32_t{}));
+        break;
+      case onnx::TensorProto::INT16:
+        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int16_t{}));
+        break;
+      case onnx::TensorProto::INT8:
+        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int8_t{}));
+        break;
+      case onnx::TensorProto::UINT8:
+      case onnx::TensorProto::BOOL:
+        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), uint8_t{}));
+        break;
+      default:
+        return ErrorStatus() << "typed data of element type " << proto.data_type() << " is not supported";
+    }
+  }
+  return std::shared_ptr<const graph::HostTensor>(std::move(tensor));
+}
+
+std::vector<int64_t> ConstantInts(const graph::HostTensor& tensor) {
+  std::vector<int64_t> out;
+  const size_t n = tensor.bytes.size() / static_cast<size_t>(tensor.dtype.bytes());
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = tensor.bytes.data() + i * static_cast<size_t>(tensor.dtype.bytes());
+    int64_t v = 0;
+    switch (tensor.dtype.bits()) {
+      case 8: v = tensor.dtype.is_int() ? static_cast<int8_t>(*p) : *p; break;
+      case 16: { int16_t x; std::memcpy(&x, p, 2); v = x; break; }
+      case 32: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
+      default: std::memcpy(&v, p, 8); break;
+    }
+    if (tensor.dtype.is_bool()) v = *p != 0;
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::shared_ptr<const graph::HostTensor> MakeInt64Tensor(const std::vector<int64_t>& values, bool scalar) {
+  auto t = std::make_shared<graph::HostTensor>();
+  t->dtype = DataType::I64();
+  if (!scalar) t->shape = {static_cast<int64_t>(values.size())};
+  t->bytes.resize(values.size() * 8);
+  std::memcpy(t->bytes.data(), values.data(), t->bytes.size());
+  return t;
+}
+
+std::shared_ptr<const graph::HostTensor> MakeScalarTensor(DataType dtype, double value) {
+  auto t = std::make_shared<graph::HostTensor>();
+  t->dtype = dtype;
+  t->bytes.resize(static_cast<size_t>(dtype.bytes()));
+  if (dtype == DataType::F32()) {
+    float v = static_cast<float>(value);
+    std::memcpy(t->bytes.data(), &v, 4);
+  } else if (dtype == DataType::F64()) {
+    std::memcpy(t->bytes.data(), &value, 8);
+  } else {
+    int64_t v = static_cast<int64_t>(value);
+    std::memcpy(t->bytes.data(), &v, t->bytes.size());  // little-endian truncation
+  }
+  return t;
+}
+
+// ---- NodeContext ------------------------------------------------------------
+
+Status NodeContext::Error(const std::string& message) const {
+  const std::string label = node_.name().empty() ? std::string("(unnamed)") : node_.name();
+  return ErrorStatus() << "node '" << label << "' (" << node_.op_type() << ", opset " << opset_ << "): " << message;
+}
+
+StatusOr<const OnnxValue*> NodeContext::Required(size_t i) const {
+  const OnnxValue* v = input(i);
+  if (v == nullptr) return Error("input " + std::to_string(i) + " is required");
+  return v;
+}
+
+StatusOr<Expr> NodeContext::InputExpr(size_t i) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* v, Required(i));
+  if (v->expr.defined()) return v->expr;
+  if (v->constant) return ctx_.Constant(v->constant);
+  std::vector<int64_t> ints;
+  for (const PrimExpr& e : *v->symbolic) {
+    const int64_t* c = tir::AsConstInt(e);
+    if (c == nullptr) {
+      return Error("input '" + node_.input(static_cast<int>(i)) + "' is a shape computed from dynamic dimensions (" +
+                   ir::PrintPrimExpr(e) + ") used as tensor data, which Strata cannot pass at run time");
+    }
+    ints.push_back(*c);
+  }
+  return ctx_.Constant(MakeInt64Tensor(ints, v->symbolic_scalar));
+}
+
+namespace {
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+}  // namespace
+
+bool NodeContext::HasAttr(const std::string& name) const { return FindAttr(node_, name) != nullptr; }
+
+int64_t NodeContext::IntAttr(const std::string& name, int64_t default_value) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  return a ? a->i() : default_value;
+}
+
+float NodeContext::FloatAttr(const std::string& name, float default_value) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  return a ? a->f() : default_value;
+}
+
+std::string NodeContext::StringAttr(const std::string& name, const std::string& default_value) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  return a ? a->s() : default_value;
+}
+
+std::vector<int64_t> NodeContext::IntsAttr(const std::string& name) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
+}
+
+const onnx::TensorProto* NodeContext::TensorAttr(const std::string& name) const {
+  const onnx::AttributeProto* a = FindAttr(node_, name);
+  return a && a->has_t() ? &a->t() : nullptr;
+}
+
+}  // namespace strata::frontend::onnx_import

@@ -1,0 +1,131 @@
+// The ONNX front end: the model zoo (tests/fixtures/onnx, exported from PyTorch
+// by scripts/onnx/export_zoo.py, references from onnxruntime) compiled once per
+// model and run at every exported shape, and the errors for models Strata
+// cannot import.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+
+#include "compiler/driver/compile.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/ir/printer.h"
+#include "tests/e2e/e2e_test_util.h"
+#include "vm/npy.h"
+#include "vm/virtual_machine.h"
+
+namespace strata::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OnnxZoo : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxZoo, CompilesOnceAndMatchesOnnxRuntimeAtEveryShape) {
+  const fs::path dir = fs::path(SourcePath("tests/fixtures/onnx")) / GetParam();
+  auto module = frontend::ImportOnnxFile((dir / "model.onnx").string());
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto bytes = driver::Compile(std::move(module).value(), {});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto exe = vm::Executable::LoadFromBytes(*bytes);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  vm::VirtualMachine machine(*exe);
+  int runs = 0;
+  for (int k = 0; fs::exists(dir / ("run_" + std::to_string(k))); ++k, ++runs) {
+    SCOPED_TRACE("run_" + std::to_string(k));
+    const fs::path run = dir / ("run_" + std::to_string(k));
+    std::vector<vm::Value> inputs;
+    for (int i = 0; fs::exists(run / ("in" + std::to_string(i) + ".npy")); ++i) {
+      inputs.push_back(LoadFixture(fs::relative(run / ("in" + std::to_string(i) + ".npy"),
+                                                SourcePath("tests/fixtures")).string()));
+    }
+    auto result = machine.Invoke("main", inputs);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    ExpectTensorNear(*result, LoadFixture(fs::relative(run / "out0.npy", SourcePath("tests/fixtures")).string()), 1e-4f,
+                     1e-5f);
+  }
+  EXPECT_GE(runs, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo, ::testing::Values("mlp", "cnn", "transformer"));
+
+TEST(OnnxImport, DynamicAxesStaySymbolicAndShapeChainsFoldAtCompileTime) {
+  auto module = frontend::ImportOnnxFile(SourcePath("tests/fixtures/onnx/transformer/model.onnx"));
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::string text = ir::PrintModule(*module);
+  EXPECT_NE(text.find("func @main(tokens: Tensor[(batch, seq), i64]) -> Tensor[(batch, seq, 100), f32]"),
+            std::string::npos);
+  // Shape -> Gather -> Unsqueeze -> Concat -> Reshape became a symbolic shape.
+  EXPECT_NE(text.find("reshape(_layer_self_attn_q_Add_output_0, shape(batch, -1, 4, 8))"), std::string::npos);
+  EXPECT_EQ(text.find("shape_of"), std::string::npos);
+  EXPECT_NE(text.find("arange(shape(seq)"), std::string::npos);
+}
+
+// A minimal model: y = <op>(x) on a (n, 4) f32 input.
+std::string OneNodeModel(const std::string& op_type, int64_t opset, const std::string& domain = "") {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  auto* set = model.add_opset_import();
+  set->set_domain("");
+  set->set_version(opset);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* t = x->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  t->mutable_shape()->add_dim()->set_dim_param("n");
+  t->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* node = g->add_node();
+  node->set_name("the_node");
+  node->set_op_type(op_type);
+  node->set_domain(domain);
+  node->add_input("x");
+  node->add_output("y");
+  auto* y = g->add_output();
+  y->set_name("y");
+  return model.SerializeAsString();
+}
+
+TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
+  auto unsupported = frontend::ImportOnnxBytes(OneNodeModel("Mod", 17), "m.onnx");
+  ASSERT_FALSE(unsupported.ok());
+  EXPECT_EQ(unsupported.status().message(),
+            "m.onnx: node 'the_node' (Mod, opset 17): operator Mod is not supported by Strata's ONNX importer");
+  auto domain = frontend::ImportOnnxBytes(OneNodeModel("Relu", 17, "com.microsoft"), "m.onnx");
+  ASSERT_FALSE(domain.ok());
+  EXPECT_EQ(domain.status().message(),
+            "m.onnx: node 'the_node' (Relu, opset 17): operators of domain 'com.microsoft' are not supported");
+  auto old = frontend::ImportOnnxBytes(OneNodeModel("Relu", 11), "m.onnx");
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().message(),
+            "m.onnx: the model uses ONNX opset 11; Strata imports opsets 13 to 17 (re-export with opset_version in "
+            "that range)");
+  auto garbage = frontend::ImportOnnxBytes("this is not protobuf \xff\xff", "m.onnx");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.status().message(), "m.onnx: not a valid ONNX model (protobuf parse failed)");
+  frontend::OnnxImportOptions bounds;
+  bounds.dim_bounds["batch"] = {1, 64};
+  auto unknown_dim = frontend::ImportOnnxBytes(OneNodeModel("Relu", 17), "m.onnx", bounds);
+  ASSERT_FALSE(unknown_dim.ok());
+  EXPECT_EQ(unknown_dim.status().message(),
+            "m.onnx: --dynamic batch=1..64: the model has no dynamic dimension named 'batch'");
+  auto missing = frontend::ImportOnnxFile("/nonexistent/model.onnx");
+  EXPECT_EQ(missing.status().message(), "cannot open '/nonexistent/model.onnx'");
+}
+
+TEST(OnnxImport, ABadAttributeIsAnErrorNamingTheNode) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Softmax", 17)));
+  auto* axis = model.mutable_graph()->mutable_node(0)->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(5);
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().message().rfind("m.onnx: node 'the_node' (Softmax, opset 17): softmax: ", 0), 0u)
+      << imported.status().message();
+}
+
+}  // namespace
+}  // namespace strata::testing
