@@ -114,6 +114,55 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
   EXPECT_EQ(missing.status().message(), "cannot open '/nonexistent/model.onnx'");
 }
 
+TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
+  // y = x @ Transpose(W) * 2: the transpose of the initializer and its scaling
+  // become one constant; only the matmul remains a call.
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Identity", 17)));
+  onnx::GraphProto* g = model.mutable_graph();
+  g->clear_node();
+  auto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(4);
+  for (int i = 0; i < 12; ++i) w->add_float_data(static_cast<float>(i));
+  auto* two = g->add_initializer();
+  two->set_name("two");
+  two->set_data_type(onnx::TensorProto::FLOAT);
+  two->add_float_data(2.0f);
+  auto add_node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+    auto* node = g->add_node();
+    node->set_name(out + "_node");
+    node->set_op_type(op);
+    for (const auto& i : in) node->add_input(i);
+    node->add_output(out);
+  };
+  add_node("Transpose", {"W"}, "Wt");
+  add_node("Mul", {"Wt", "two"}, "Wt2");
+  add_node("MatMul", {"x", "Wt2"}, "y");
+  auto module = frontend::ImportOnnxBytes(model.SerializeAsString(), "fold.onnx");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::string text = ir::PrintModule(*module);
+  EXPECT_EQ(text.find("transpose("), std::string::npos) << text;
+  EXPECT_EQ(text.find("multiply("), std::string::npos) << text;
+  EXPECT_NE(text.find("matmul(x, const(Tensor[(4, 3), f32], [0.0, 8.0, 16.0, 2.0, 10.0, 18.0, 4.0, 12.0, 20.0, 6.0, 14.0, 22.0]))"),
+            std::string::npos)
+      << text;
+}
+
+TEST(OnnxImport, AnUnknownAttributeIsAnErrorNotIgnored) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Relu", 17)));
+  auto* attr = model.mutable_graph()->mutable_node(0)->add_attribute();
+  attr->set_name("alpha");
+  attr->set_type(onnx::AttributeProto::FLOAT);
+  attr->set_f(0.1f);
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().message(), "m.onnx: node 'the_node' (Relu, opset 17): attribute 'alpha' is not supported");
+}
+
 TEST(OnnxImport, ABadAttributeIsAnErrorNamingTheNode) {
   onnx::ModelProto model;
   ASSERT_TRUE(model.ParseFromString(OneNodeModel("Softmax", 17)));

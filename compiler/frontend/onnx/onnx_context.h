@@ -99,7 +99,14 @@ std::shared_ptr<const graph::HostTensor> MakeInt64Tensor(const std::vector<int64
 std::shared_ptr<const graph::HostTensor> MakeScalarTensor(DataType dtype, double value);
 
 using Converter = std::function<Status(NodeContext& node)>;
+
+struct OpConverter {
+  Converter convert;
+  // Every attribute the converter honours: any other attribute on a node is an
+  // error, never silently ignored (it could change the result).
+  std::vector<std::string> attributes;
+};
 // The converter of an ONNX op type (default domain), or null.
-const Converter* FindConverter(const std::string& op_type);
+const OpConverter* FindConverter(const std::string& op_type);
 
 }  // namespace strata::frontend::onnx_import

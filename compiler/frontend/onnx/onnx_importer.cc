@@ -1,10 +1,12 @@
 // The ONNX importer: model protobuf -> IRModule (see onnx_importer.h).
 #include "compiler/frontend/onnx/onnx_importer.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "compiler/driver/fold_constants.h"
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/op/op_registry.h"
 #include "compiler/transform/graph_util.h"
@@ -174,8 +176,14 @@ class Importer : public ImportContext {
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
       return fail("operators of domain '" + node.domain() + "' are not supported");
     }
-    const Converter* converter = FindConverter(node.op_type());
+    const OpConverter* converter = FindConverter(node.op_type());
     if (converter == nullptr) return fail("operator " + node.op_type() + " is not supported by Strata's ONNX importer");
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      const auto& known = converter->attributes;
+      if (std::find(known.begin(), known.end(), attr.name()) == known.end()) {
+        return fail("attribute '" + attr.name() + "' is not supported");
+      }
+    }
     std::vector<const OnnxValue*> inputs;
     for (const std::string& name : node.input()) {
       if (name.empty()) {
@@ -188,7 +196,7 @@ class Importer : public ImportContext {
     }
     NodeContext ctx(node, opset_, std::move(inputs), *this);
     current_label_ = label;
-    Status converted = (*converter)(ctx);
+    Status converted = converter->convert(ctx);
     if (!converted.ok()) {
       // Converter errors already name the node; operator inference errors do not.
       const std::string& message = converted.message();
@@ -226,6 +234,9 @@ StatusOr<ir::IRModule> ImportOnnxBytes(const std::string& bytes, const std::stri
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) return ErrorStatus() << name << ": not a valid ONNX model (protobuf parse failed)";
   StatusOr<ir::IRModule> module = Importer(model, options).Run();
+  if (!module.ok()) return ErrorStatus() << name << ": " << module.status().message();
+  // Work on weights alone (transposes, scales, casts of initializers) is done once, here.
+  module = driver::FoldConstants(std::move(module).value());
   if (!module.ok()) return ErrorStatus() << name << ": " << module.status().message();
   return module;
 }
