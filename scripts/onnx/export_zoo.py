@@ -27,6 +27,8 @@ torch/onnx/onnxruntime versions. The fixtures are committed: Strata's tests
 never need Python.
 """
 import argparse
+import shutil
+import tempfile
 import inspect
 import math
 import os
@@ -440,6 +442,15 @@ def main():
         if name not in ZOO:
             sys.exit(f"error: unknown model {name!r}; the zoo has {', '.join(ZOO)}")
         export_one(name, ZOO[name], args.opset, args.out_dir)
+    # The transformer again at the oldest supported opset: LayerNormalization
+    # appears there as ReduceMean / Sub / Pow / Sqrt / Div, which the importer
+    # must also handle.
+    if args.opset == 17 and "transformer" in args.models.split(","):
+        with tempfile.TemporaryDirectory() as tmp:
+            export_one("transformer", ZOO["transformer"], 13, tmp)
+            target = os.path.join(args.out_dir, "transformer_opset13")
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(os.path.join(tmp, "transformer"), target)
 
 
 if __name__ == "__main__":

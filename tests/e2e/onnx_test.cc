@@ -47,7 +47,7 @@ TEST_P(OnnxZoo, CompilesOnceAndMatchesOnnxRuntimeAtEveryShape) {
   EXPECT_GE(runs, 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo, ::testing::Values("mlp", "cnn", "transformer"));
+INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo, ::testing::Values("mlp", "cnn", "transformer", "transformer_opset13"));
 
 TEST(OnnxImport, DynamicAxesStaySymbolicAndShapeChainsFoldAtCompileTime) {
   auto module = frontend::ImportOnnxFile(SourcePath("tests/fixtures/onnx/transformer/model.onnx"));
@@ -59,6 +59,32 @@ TEST(OnnxImport, DynamicAxesStaySymbolicAndShapeChainsFoldAtCompileTime) {
   EXPECT_NE(text.find("reshape(_layer_self_attn_q_Add_output_0, shape(batch, -1, 4, 8))"), std::string::npos);
   EXPECT_EQ(text.find("shape_of"), std::string::npos);
   EXPECT_NE(text.find("arange(shape(seq)"), std::string::npos);
+}
+
+// Seed 000: a hand-written tensor program attaches to an imported model exactly
+// as to text IR (--tir-library), and the result is still the model's.
+TEST(OnnxImport, AUsersTensorProgramReplacesAnOperatorOfAnImportedModel) {
+  driver::CompileOptions options;
+  options.tir_library_paths = {SourcePath("examples/onnx_custom_kernel/softmax10.sir")};
+  auto module = frontend::ImportOnnxFile(SourcePath("tests/fixtures/onnx/mlp/model.onnx"));
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto lowered = driver::Lower(*module, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  const std::string text = ir::PrintModule(*lowered);
+  EXPECT_NE(text.find(" = @softmax10("), std::string::npos) << text;  // the kernel call after CallTIRRewrite
+  EXPECT_EQ(text.find("prim_func @softmax("), std::string::npos) << text;
+  auto bytes = driver::Compile(std::move(module).value(), options);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto exe = vm::Executable::LoadFromBytes(*bytes);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  vm::VirtualMachine machine(*exe);
+  for (int k : {0, 1, 2}) {
+    const std::string run = "onnx/mlp/run_" + std::to_string(k);
+    std::vector<vm::Value> inputs = {LoadFixture(run + "/in0.npy")};
+    auto result = machine.Invoke("main", inputs);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    ExpectTensorNear(*result, LoadFixture(run + "/out0.npy"), 1e-4f, 1e-5f);
+  }
 }
 
 // A minimal model: y = <op>(x) on a (n, 4) f32 input.
