@@ -1,0 +1,123 @@
+// End-to-end latency of the ONNX model zoo (tests/fixtures/onnx, exported from
+// PyTorch by scripts/onnx/export_zoo.py) through the VM.
+//
+// Each model is imported (frontend::ImportOnnxFile), compiled with the default
+// pipeline (driver::Compile), loaded and run exactly as a service would run it:
+// one VirtualMachine, `Invoke("main", inputs)` on the largest exported shape
+// (run_2: mlp batch 17, cnn 3x3x32x24, transformer 3x16 tokens). A row's time
+// is one whole call: the bytecode, every kernel, and the allocations of the
+// intermediate tensors and of the result. Import and compilation happen once per
+// model, before timing, and the first result is checked against onnxruntime's
+// (run_2/out0.npy) before any call is timed.
+//   Zoo/<model>     real time of one Invoke, in microseconds
+// benchmarks/peers/onnx_zoo_peers.py runs this program and times onnxruntime
+// and PyTorch on the same inputs, reporting ratios (see benchmarks/peers/README.md).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmarks/bench_util.h"
+#include "compiler/driver/compile.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "vm/npy.h"
+#include "vm/virtual_machine.h"
+
+#ifndef STRATA_SOURCE_DIR
+#error "STRATA_SOURCE_DIR must name the source tree (set by benchmarks/CMakeLists.txt)"
+#endif
+
+namespace strata::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kModels[] = {"mlp", "cnn", "transformer"};
+constexpr const char* kRun = "run_2";  // the largest shape of every model
+constexpr double kRtol = 1e-4, kAtol = 1e-5;
+
+vm::Value ReadNpyOrDie(const fs::path& path) {
+  return vm::Value::FromTensor(OrDie(vm::ReadNpyFile(path.string())));
+}
+
+// Dies unless `actual` is a tensor of `expected`'s type and shape whose values
+// are within kRtol (relative, plus kAtol absolute) of it.
+void CheckOrDie(const std::string& model, const vm::Value& actual, const vm::Value& expected) {
+  if (!actual.is_tensor()) Die(model + ": the result is " + actual.Describe() + ", not a tensor");
+  const vm::Tensor& a = *actual.tensor();
+  const vm::Tensor& e = *expected.tensor();
+  if (a.TypeString() != e.TypeString()) {
+    Die(model + ": the result is " + a.TypeString() + ", the reference " + e.TypeString());
+  }
+  const std::vector<float> av = OrDie(a.ToVector<float>());
+  const std::vector<float> ev = OrDie(e.ToVector<float>());
+  int64_t bad = 0, first = -1;
+  for (size_t i = 0; i < av.size(); ++i) {
+    if (!(std::fabs(av[i] - ev[i]) <= kAtol + kRtol * std::fabs(ev[i]))) {
+      if (bad++ == 0) first = static_cast<int64_t>(i);
+    }
+  }
+  if (bad > 0) {
+    Die(model + ": " + std::to_string(bad) + " of " + std::to_string(av.size()) +
+        " elements differ from onnxruntime's reference; first at flat index " + std::to_string(first) + ": got " +
+        std::to_string(av[first]) + ", expected " + std::to_string(ev[first]));
+  }
+}
+
+// One model compiled, loaded and checked, with its VM and inputs.
+struct LoadedModel {
+  std::unique_ptr<vm::VirtualMachine> machine;
+  std::vector<vm::Value> inputs;
+};
+
+// Imports, compiles, loads and checks `model` the first time it is asked for;
+// Google Benchmark calls a benchmark function several times (to size the
+// iteration count, and once per repetition), and compilation must not repeat.
+LoadedModel& GetModel(const std::string& model) {
+  static std::map<std::string, LoadedModel> cache;
+  auto found = cache.find(model);
+  if (found != cache.end()) return found->second;
+
+  const fs::path dir = fs::path(STRATA_SOURCE_DIR) / "tests" / "fixtures" / "onnx" / model;
+  ir::IRModule module = OrDie(frontend::ImportOnnxFile((dir / "model.onnx").string()));
+  const std::vector<uint8_t> bytes = OrDie(driver::Compile(std::move(module), {}));
+  LoadedModel loaded;
+  loaded.machine = std::make_unique<vm::VirtualMachine>(OrDie(vm::Executable::LoadFromBytes(bytes)));
+  const fs::path run = dir / kRun;
+  for (int i = 0; fs::exists(run / ("in" + std::to_string(i) + ".npy")); ++i) {
+    loaded.inputs.push_back(ReadNpyOrDie(run / ("in" + std::to_string(i) + ".npy")));
+  }
+  if (loaded.inputs.empty()) Die(model + ": no inputs in " + run.string());
+  const vm::Value expected = ReadNpyOrDie(run / "out0.npy");
+  CheckOrDie(model, OrDie(loaded.machine->Invoke("main", loaded.inputs)), expected);
+  return cache.emplace(model, std::move(loaded)).first->second;
+}
+
+void BM_Zoo(benchmark::State& state, const std::string& model) {
+  LoadedModel& loaded = GetModel(model);
+  for (auto _ : state) {
+    StatusOr<vm::Value> result = loaded.machine->Invoke("main", loaded.inputs);
+    if (!result.ok()) Die(model + ": " + result.status().message());
+    benchmark::DoNotOptimize(result);
+  }
+}
+
+}  // namespace
+}  // namespace strata::bench
+
+int main(int argc, char** argv) {
+  for (const char* model : strata::bench::kModels) {
+    benchmark::RegisterBenchmark((std::string("Zoo/") + model).c_str(), strata::bench::BM_Zoo, std::string(model))
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

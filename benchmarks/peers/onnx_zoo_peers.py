@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""End-to-end latency of the ONNX zoo: Strata vs onnxruntime and PyTorch.
+
+For each model of the zoo (tests/fixtures/onnx/{mlp,cnn,transformer}) this
+times one inference on the largest exported shape (run_2: mlp batch 17, cnn
+3x3x32x24, transformer 3x16 int64 tokens) three ways, on this machine:
+
+  Strata       <build-dir>/benchmarks/onnx_zoo_bench (Google Benchmark,
+               --benchmark_format=json --benchmark_repetitions=5): the median
+               of the 5 repetitions, each the mean real time of one VM
+               Invoke("main") over its iterations. The program checks its
+               result against run_2/out0.npy before timing.
+  onnxruntime  model.onnx on the CPUExecutionProvider, once with the default
+               SessionOptions and once with intra_op_num_threads=2.
+  PyTorch      the very modules export_zoo.py exported (same builders, same
+               seeds, eval mode), under torch.inference_mode() with
+               torch.set_num_threads(2); their output is checked against
+               run_2/out0.npy before timing.
+
+onnxruntime and PyTorch are called from Python, one call per sample, and
+report the median of many calls after a warm-up. Every result is checked
+against run_2/out0.npy (rtol 1e-4, atol 1e-5) before it is timed.
+
+The four measurements of a model are taken one after the other, in --rounds
+rounds (default 3), and each number is the median over the rounds, so that
+a machine shared with other work loads every side alike.
+
+The table gives each time in microseconds and the ratios peer / Strata:
+above 1, Strata is faster.
+
+Run from the repository root, after building the benchmark:
+
+    cmake --build build --target onnx_zoo_bench
+    python3 benchmarks/peers/onnx_zoo_peers.py [--build-dir build] [--markdown]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "onnx")
+MODELS = ["mlp", "cnn", "transformer"]
+RUN = "run_2"
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def load_run(model):
+    folder = os.path.join(FIXTURES, model, RUN)
+    inputs = []
+    while os.path.exists(os.path.join(folder, f"in{len(inputs)}.npy")):
+        inputs.append(np.load(os.path.join(folder, f"in{len(inputs)}.npy")))
+    if not inputs:
+        sys.exit(f"error: no inputs in {folder}")
+    return inputs, np.load(os.path.join(folder, "out0.npy"))
+
+
+def check(engine, model, got, expected):
+    got = np.asarray(got)
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        sys.exit(f"error: {engine} {model}: result {got.dtype}{list(got.shape)}, "
+                 f"expected {expected.dtype}{list(expected.shape)}")
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL,
+                               err_msg=f"{engine} {model}: result differs from run_2/out0.npy")
+
+
+def median_us(fn, warmup_seconds, seconds, min_calls):
+    """Median wall time of one call of fn(), in microseconds, after a warm-up."""
+    deadline = time.perf_counter() + warmup_seconds
+    calls = 0
+    while calls < 10 or time.perf_counter() < deadline:
+        fn()
+        calls += 1
+    samples = []
+    deadline = time.perf_counter() + seconds
+    while len(samples) < min_calls or time.perf_counter() < deadline:
+        start = time.perf_counter_ns()
+        fn()
+        samples.append(time.perf_counter_ns() - start)
+    return statistics.median(samples) / 1e3
+
+
+def time_strata(binary, model, repetitions):
+    """Median real time (us) of Zoo/<model> over the repetitions, and the run's context."""
+    proc = subprocess.run(
+        [binary, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
+         f"--benchmark_filter=^Zoo/{model}/"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"error: {binary} failed (exit {proc.returncode}):\n{proc.stderr}")
+    report = json.loads(proc.stdout)
+    for row in report["benchmarks"]:
+        # The rows are "Zoo/<model>/real_time" per repetition, then the aggregates.
+        if (row.get("run_type") == "aggregate" and row.get("aggregate_name") == "median"
+                and row["run_name"].split("/")[1] == model):
+            assert row["time_unit"] == "us", row
+            return row["real_time"], report.get("context", {})
+    sys.exit(f"error: {binary} reported no median for Zoo/{model}")
+
+
+def onnxruntime_runner(model, inputs, expected, threads):
+    """A checked call of model.onnx in onnxruntime (intra_op_num_threads=threads, None: default)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if threads is not None:
+        opts.intra_op_num_threads = threads
+    session = ort.InferenceSession(os.path.join(FIXTURES, model, "model.onnx"), opts,
+                                   providers=["CPUExecutionProvider"])
+    feeds = {i.name: a for i, a in zip(session.get_inputs(), inputs)}
+    outputs = [session.get_outputs()[0].name]
+    check(f"onnxruntime (threads={threads or 'default'})", model, session.run(outputs, feeds)[0], expected)
+    return lambda: session.run(outputs, feeds)
+
+
+def pytorch_runner(model, inputs, expected):
+    """A checked call of the PyTorch module export_zoo.py exported as model.onnx."""
+    import torch
+
+    # export_zoo.py defines the modules and builds them with their fixed seeds
+    # (and the perturbed norm parameters) exactly as it did for the export.
+    sys.path.insert(0, os.path.join(ROOT, "scripts", "onnx"))
+    import export_zoo
+
+    module = export_zoo.build_model(model, export_zoo.ZOO[model])
+    tensors = [torch.from_numpy(a) for a in inputs]
+    with torch.inference_mode():
+        check("PyTorch", model, module(*tensors).numpy(), expected)
+    # main() times every peer inside torch.inference_mode().
+    return lambda: module(*tensors)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build-dir", default="build",
+                        help="Strata build directory holding benchmarks/onnx_zoo_bench (default: build)")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--repetitions", type=int, default=5,
+                        help="Google Benchmark repetitions of Strata (median; default 5)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of the four measurements per model (median over rounds; default 3)")
+    parser.add_argument("--warmup-seconds", type=float, default=0.3,
+                        help="warm-up per peer, model and round (default 0.3 s)")
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="timed calls per peer, model and round, at least this long (default 1 s)")
+    parser.add_argument("--min-calls", type=int, default=200,
+                        help="timed calls per peer, model and round, at least this many (default 200)")
+    args = parser.parse_args()
+    build_dir = args.build_dir if os.path.isabs(args.build_dir) else os.path.join(ROOT, args.build_dir)
+
+    import onnxruntime as ort
+    import torch
+
+    binary = os.path.join(build_dir, "benchmarks", "onnx_zoo_bench")
+    if not os.path.exists(binary):
+        sys.exit(f"error: {binary} not found; build it with "
+                 f"cmake --build {os.path.relpath(build_dir, ROOT)} --target onnx_zoo_bench")
+    torch.set_num_threads(2)
+
+    rows = []
+    context = {}
+    for model in MODELS:
+        inputs, expected = load_run(model)
+        peers = [onnxruntime_runner(model, inputs, expected, None),
+                 onnxruntime_runner(model, inputs, expected, 2),
+                 pytorch_runner(model, inputs, expected)]
+        samples = [[] for _ in range(1 + len(peers))]
+        for _ in range(args.rounds):
+            strata_us, context = time_strata(binary, model, args.repetitions)
+            samples[0].append(strata_us)
+            with torch.inference_mode():
+                for i, run in enumerate(peers):
+                    samples[1 + i].append(median_us(run, args.warmup_seconds, args.seconds, args.min_calls))
+        shape = " ".join("x".join(map(str, a.shape)) for a in inputs)
+        rows.append((model, shape, *(statistics.median(s) for s in samples)))
+        print(f"{model}: " + "; ".join(f"{name} {', '.join(f'{x:.1f}' for x in s)} us" for name, s in
+                                       zip(["Strata", "ORT", "ORT 2 thr", "PyTorch"], samples)),
+              file=sys.stderr)
+
+    header = ["model", "input", "Strata us", "ORT us", "ORT 2 thr us", "PyTorch us",
+              "ORT/Strata", "ORT 2 thr/Strata", "PyTorch/Strata"]
+    table = [[m, s, f"{st:.1f}", f"{o:.1f}", f"{o2:.1f}", f"{pt:.1f}",
+              f"{o / st:.2f}", f"{o2 / st:.2f}", f"{pt / st:.2f}"]
+             for m, s, st, o, o2, pt in rows]
+    versions = (f"onnxruntime {ort.__version__}, torch {torch.__version__} "
+                f"({torch.get_num_threads()} threads), numpy {np.__version__}, python {platform.python_version()}; "
+                f"{context.get('num_cpus', os.cpu_count())} CPUs at {context.get('mhz_per_cpu', '?')} MHz, "
+                f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for row in table:
+            print("| " + " | ".join(row) + " |")
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(header)]
+        print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+        for row in table:
+            print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+    print()
+    print(f"Median over {args.rounds} rounds of: Strata, the median of {args.repetitions} Google Benchmark "
+          f"repetitions (each a mean over its iterations); the peers, the median of >= {args.min_calls} calls and "
+          f">= {args.seconds:g} s after {args.warmup_seconds:g} s of warm-up. Ratios above 1: Strata is faster.")
+    print(versions)
+
+
+if __name__ == "__main__":
+    main()
