@@ -12,6 +12,7 @@
 #include "compiler/ir/printer.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "vm/npy.h"
+#include "vm/tensor_compare.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::testing {
@@ -19,10 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class OnnxZoo : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(OnnxZoo, CompilesOnceAndMatchesOnnxRuntimeAtEveryShape) {
-  const fs::path dir = fs::path(SourcePath("tests/fixtures/onnx")) / GetParam();
+// Imports `dir`/model.onnx, compiles it once, and checks every run_<k> (inputs
+// in<i>.npy, outputs out<i>.npy from onnxruntime), whatever the dtypes.
+void CheckOnnxFixture(const fs::path& dir, double rtol, double atol, int min_runs) {
   auto module = frontend::ImportOnnxFile((dir / "model.onnx").string());
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto bytes = driver::Compile(std::move(module).value(), {});
@@ -30,24 +30,65 @@ TEST_P(OnnxZoo, CompilesOnceAndMatchesOnnxRuntimeAtEveryShape) {
   auto exe = vm::Executable::LoadFromBytes(*bytes);
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   vm::VirtualMachine machine(*exe);
+  const vm::Tolerance tolerance{rtol, atol};
   int runs = 0;
   for (int k = 0; fs::exists(dir / ("run_" + std::to_string(k))); ++k, ++runs) {
     SCOPED_TRACE("run_" + std::to_string(k));
     const fs::path run = dir / ("run_" + std::to_string(k));
     std::vector<vm::Value> inputs;
     for (int i = 0; fs::exists(run / ("in" + std::to_string(i) + ".npy")); ++i) {
-      inputs.push_back(LoadFixture(fs::relative(run / ("in" + std::to_string(i) + ".npy"),
-                                                SourcePath("tests/fixtures")).string()));
+      auto t = vm::ReadNpyFile((run / ("in" + std::to_string(i) + ".npy")).string());
+      ASSERT_TRUE(t.ok()) << t.status().message();
+      inputs.push_back(vm::Value::FromTensor(*t));
     }
     auto result = machine.Invoke("main", inputs);
     ASSERT_TRUE(result.ok()) << result.status().message();
-    ExpectTensorNear(*result, LoadFixture(fs::relative(run / "out0.npy", SourcePath("tests/fixtures")).string()), 1e-4f,
-                     1e-5f);
+    std::vector<vm::Value> outputs;
+    if (result->is_tuple()) {
+      for (const vm::Value& field : result->tuple()->fields()) outputs.push_back(field);
+    } else {
+      outputs.push_back(*result);
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      auto expected = vm::ReadNpyFile((run / ("out" + std::to_string(i) + ".npy")).string());
+      ASSERT_TRUE(expected.ok()) << expected.status().message();
+      ASSERT_TRUE(outputs[i].is_tensor()) << outputs[i].Describe();
+      auto c = vm::CompareTensors(*outputs[i].tensor(), **expected, tolerance);
+      ASSERT_TRUE(c.ok()) << "output " << i << ": " << c.status().message();
+      EXPECT_TRUE(c->ok()) << "output " << i << ": " << vm::DescribeMismatch(*c, tolerance);
+    }
   }
-  EXPECT_GE(runs, 3);
+  EXPECT_GE(runs, min_runs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo, ::testing::Values("mlp", "cnn", "transformer", "transformer_opset13"));
+std::vector<std::string> FixtureFolders(const std::string& relative) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(SourcePath(relative), ec)) {
+    if (entry.is_directory() && fs::exists(entry.path() / "model.onnx")) names.push_back(entry.path().filename());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class OnnxZoo : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxZoo, CompilesOnceAndMatchesOnnxRuntimeAtEveryShape) {
+  CheckOnnxFixture(fs::path(SourcePath("tests/fixtures/onnx")) / GetParam(), 1e-4, 1e-5, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo, ::testing::ValuesIn(FixtureFolders("tests/fixtures/onnx")));
+
+// One ONNX operator (or a short chain) per case, written by
+// scripts/onnx/export_op_tests.py with onnx.helper, references from onnxruntime.
+class OnnxOps : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxOps, MatchesOnnxRuntime) {
+  CheckOnnxFixture(fs::path(SourcePath("tests/fixtures/onnx_ops")) / GetParam(), 1e-4, 1e-5, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, OnnxOps, ::testing::ValuesIn(FixtureFolders("tests/fixtures/onnx_ops")),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(OnnxImport, DynamicAxesStaySymbolicAndShapeChainsFoldAtCompileTime) {
   auto module = frontend::ImportOnnxFile(SourcePath("tests/fixtures/onnx/transformer/model.onnx"));
