@@ -3,7 +3,8 @@
 //   for i in parallel(min, extent) { body }
 // becomes
 //   closure = {min, captured values...}            (a stack struct)
-//   rc = api->parallel_for(extent, chunk, &closure)
+//   rc = work < kMinParallelWork ? chunk(0, extent, &closure)   (parallel_work.h)
+//                                : api->parallel_for(extent, chunk, &closure)
 //   if (rc != 0) return rc                          (the message is already set)
 // with
 //   i32 chunk(i64 begin, i64 end, ptr closure)      unpacks the closure and calls
@@ -17,6 +18,8 @@
 #include <algorithm>
 
 #include "compiler/codegen/llvm/function_lowering.h"
+#include "compiler/codegen/llvm/parallel_work.h"
+#include "compiler/codegen/llvm/used_values.h"
 
 namespace strata::codegen {
 
@@ -63,8 +66,35 @@ void FunctionLowering::LowerParallelFor(const tir::ForNode* op) {
     cb.CreateRet(cb.CreateCall(region.fn, args));
   }
 
-  llvm::Value* parallel_for = km_.LoadApiFunction(b_, RuntimeApiSlot::kParallelFor);
-  llvm::Value* rc = b_.CreateCall(km_.ParallelForType(), parallel_for, {extent, chunk, closure}, "rc");
+  // Small loops run on this thread: waking the pool would cost more than the loop.
+  llvm::Value* small = nullptr;
+  if (std::optional<tir::PrimExpr> work = ParallelLoopWork(*op)) {
+    bool computable = true;
+    for (const tir::VarNode* var : CollectUsedValues(*work).vars) computable = computable && IsBound(var);
+    if (computable) small = b_.CreateICmpSLT(LowerIndex(*work), b_.getInt64(kMinParallelWork), "small");
+  }
+  llvm::Value* rc;
+  if (small == nullptr) {
+    llvm::Value* parallel_for = km_.LoadApiFunction(b_, RuntimeApiSlot::kParallelFor);
+    rc = b_.CreateCall(km_.ParallelForType(), parallel_for, {extent, chunk, closure}, "rc");
+  } else {
+    llvm::BasicBlock* serial = llvm::BasicBlock::Create(ctx, "parallel.serial", fn_);
+    llvm::BasicBlock* pooled = llvm::BasicBlock::Create(ctx, "parallel.pool", fn_);
+    llvm::BasicBlock* joined = llvm::BasicBlock::Create(ctx, "parallel.joined", fn_);
+    b_.CreateCondBr(small, serial, pooled);
+    b_.SetInsertPoint(serial);
+    llvm::Value* serial_rc = b_.CreateCall(chunk, {b_.getInt64(0), extent, closure}, "serial.rc");
+    b_.CreateBr(joined);
+    b_.SetInsertPoint(pooled);
+    llvm::Value* parallel_for = km_.LoadApiFunction(b_, RuntimeApiSlot::kParallelFor);
+    llvm::Value* pool_rc = b_.CreateCall(km_.ParallelForType(), parallel_for, {extent, chunk, closure}, "pool.rc");
+    b_.CreateBr(joined);
+    b_.SetInsertPoint(joined);
+    llvm::PHINode* phi = b_.CreatePHI(b_.getInt32Ty(), 2, "rc");
+    phi->addIncoming(serial_rc, serial);
+    phi->addIncoming(pool_rc, pooled);
+    rc = phi;
+  }
   llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx, "parallel.fail", fn_);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "parallel.done", fn_);
   b_.CreateCondBr(b_.CreateICmpEQ(rc, b_.getInt32(0)), done, failed);

@@ -1,0 +1,58 @@
+// The work estimate that decides whether a parallel loop wakes the thread pool,
+// and the serial path the generated code takes for small loops.
+#include "compiler/codegen/llvm/parallel_work.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "compiler/ir/printer.h"
+#include "tests/codegen/codegen_test_util.h"
+
+namespace strata::codegen::testing {
+namespace {
+
+std::string WorkText(const Stmt& loop) {
+  std::optional<PrimExpr> work = ParallelLoopWork(*loop.as<tir::ForNode>());
+  return work ? ir::PrintPrimExpr(*work) : "unknown";
+}
+
+TEST(ParallelWork, CountsInnermostIterations) {
+  Var n("n"), m("m"), i("i"), j("j"), k("k");
+  Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n, m});
+  Stmt store = Store(y, {i, j}, tir::FloatImm(DataType::F32(), 0));
+  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel, For(j, 0, m, ForKind::kVectorized, store))),
+            "m * n");
+  // A sequence adds up; a nested extent that depends on an enclosing loop
+  // variable is counted at that variable's first value.
+  Stmt seq = tir::SeqStmtNode::make({For(j, 0, 16, ForKind::kSerial, store), For(k, 0, i + 4, ForKind::kSerial, store)});
+  EXPECT_EQ(WorkText(For(i, 2, n, ForKind::kParallel, seq)), "n * 22");
+}
+
+TEST(ParallelWork, SmallLoopsCallTheChunkDirectly) {
+  std::string path = ::testing::TempDir() + "/strata_parallel_work.ll";
+  CodegenOptions options;
+  options.dump_llvm_ir_path = path;
+  Var n("n"), i("i");
+  Buffer x = tir::MakeBuffer("X", DataType::F32(), {n});
+  Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n});
+  Stmt body = For(i, 0, n, ForKind::kParallel, Store(y, {i}, Load(x, {i})));
+  LoadedKernels kernels({{"copy", tir::MakePrimFunc({BufferParam(x), BufferParam(y)}, body)}}, options);
+  ASSERT_KERNELS_OK(kernels);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path.c_str());
+  EXPECT_NE(text.str().find("icmp slt i64 %n, " + std::to_string(kMinParallelWork)), std::string::npos) << text.str();
+  // Both paths compute the same thing.
+  for (int64_t size : {int64_t{5}, kMinParallelWork + 3}) {
+    HostTensor<float> xs({size}, RandomFloats(size, 7));
+    HostTensor<float> ys({size});
+    ASSERT_EQ(Call(kernels.Get("copy"), {TensorArg(xs.dl()), TensorArg(ys.dl())}), 0) << vm::TakeKernelError();
+    EXPECT_EQ(ys.values(), xs.values());
+  }
+}
+
+}  // namespace
+}  // namespace strata::codegen::testing
