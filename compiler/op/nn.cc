@@ -400,8 +400,7 @@ struct Reduction {
 };
 
 // Binds `result` to the reduction over `extents` for `then`. Element k of a row
-// goes to partial result k % kLanes; the tail of a row shorter than kLanes goes
-// to partial result 0.
+// goes to partial result k % kLanes.
 tir::Stmt LaneReduce(const Reduction& r, const std::vector<PrimExpr>& extents, const tir::Var& result,
                      tir::Stmt then) {
   tir::Buffer acc = KernelBuilder::Local(r.name, r.dtype, {kLanes});
@@ -424,8 +423,11 @@ tir::Stmt LaneReduce(const Reduction& r, const std::vector<PrimExpr>& extents, c
     }
     const PrimExpr tail = S(tir::FloorMod(last, kLanes));
     if (arith::AsConstant(tail) != 0) {
-      parts.push_back(Loop(r.name + "_t", full * kLanes, tail, ForKind::kSerial,
-                           [&](const PrimExpr& k) { return update(0, Concat(index, {k})); }));
+      // The tail's elements go to distinct lanes, so its loop vectorizes too (a
+      // softmax over 16 attention scores is all tail).
+      parts.push_back(Loop(r.name + "_t", 0, tail, ForKind::kVectorized, [&](const PrimExpr& t) {
+        return update(t, Concat(index, {full * kLanes + t}));
+      }));
     }
     return Seq(std::move(parts));
   });
