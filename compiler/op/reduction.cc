@@ -222,7 +222,7 @@ StatusOr<tir::Stmt> ReduceKernel(const OpCall& call, KernelBuilder& b, Reducer r
     const PrimExpr rest = arith::Simplify(tir::FloorMod(extent, lanes));
     if (arith::AsConstant(rest) != 0) {
       tir::Var lane = b.LoopVar("lane");
-      strips.push_back(Loop(lane, rest, ForKind::kSerial, update(lane, full * lanes)));
+      strips.push_back(Loop(lane, rest, ForKind::kVectorized, update(lane, full * lanes)));  // distinct lanes
     }
     reduced_vars.pop_back();
     reduced_extents.pop_back();

@@ -58,7 +58,7 @@ TEST(ReductionLegalize, InnermostReducedAxisUsesVectorLanesFoldedPairwise) {
         acc[lane] = select(acc[lane] < A[i0, lane + strip * 32] || A[i0, lane + strip * 32] != A[i0, lane + strip * 32], A[i0, lane + strip * 32], acc[lane])
       }
     }
-    for lane in range(0, m % 32) {
+    for lane in vectorized(0, m % 32) {
       acc[lane] = select(acc[lane] < A[i0, lane + m // 32 * 32] || A[i0, lane + m // 32 * 32] != A[i0, lane + m // 32 * 32], A[i0, lane + m // 32 * 32], acc[lane])
     }
     for lane in unrolled(0, 16) {
@@ -86,7 +86,7 @@ TEST(ReductionLegalize, InnermostReducedAxisUsesVectorLanesFoldedPairwise) {
     for lane in vectorized(0, 4) {
       acc[lane] = 0i32
     }
-    for lane in range(0, 3) {
+    for lane in vectorized(0, 3) {
       acc[lane] = acc[lane] + A[i0, lane]
     }
     for lane in unrolled(0, 2) {
