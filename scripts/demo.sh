@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: builds the strata tool, compiles the bundled seed model
-# (examples/matmul_relu.sir) once, and runs that one executable at three shapes.
+# (examples/matmul_relu.sir) once, and runs that one executable at three shapes;
+# then an ONNX transformer exported from PyTorch.
 # Installs missing Debian packages first (needs root for that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +27,12 @@ done
 # A shape that contradicts match_shape: a clear error, not a crash.
 build/bin/strata run "$out/mr.stx" --function main \
   --input=3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12 --input=5x2xf32=1,2,3,4,5,6,7,8,9,10 || true
+
+# An ONNX model exported from PyTorch (a transformer encoder layer over token
+# ids, dynamic batch and sequence): compiled once, run at two shapes against
+# onnxruntime's outputs.
+build/bin/strata compile tests/fixtures/onnx/transformer/model.onnx -o "$out/transformer.stx"
+for run in run_0 run_2; do
+  build/bin/strata run "$out/transformer.stx" --input=@tests/fixtures/onnx/transformer/$run/in0.npy \
+    --expected-output=@tests/fixtures/onnx/transformer/$run/out0.npy
+done
