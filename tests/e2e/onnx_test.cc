@@ -218,6 +218,31 @@ TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
       << text;
 }
 
+TEST(OnnxImport, DamagedInitializersAreErrorsNotCrashes) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Identity", 17)));
+  auto* w = model.mutable_graph()->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(1 << 20);
+  w->add_dims(1 << 20);
+  w->add_dims(1 << 20);
+  auto huge = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().message(), "m.onnx: initializer 'W': more than 2^40 elements");
+  w->clear_dims();
+  w->add_dims(4);
+  w->set_raw_data(std::string(12, '\0'));
+  auto short_data = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(short_data.ok());
+  EXPECT_EQ(short_data.status().message(), "m.onnx: initializer 'W': raw data of 12 bytes for 4 elements of f32");
+  w->clear_raw_data();
+  w->add_float_data(1.0f);
+  auto few_values = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(few_values.ok());
+  EXPECT_EQ(few_values.status().message(), "m.onnx: initializer 'W': holds 1 values for 4 elements");
+}
+
 TEST(OnnxImport, AnUnknownAttributeIsAnErrorNotIgnored) {
   onnx::ModelProto model;
   ASSERT_TRUE(model.ParseFromString(OneNodeModel("Relu", 17)));

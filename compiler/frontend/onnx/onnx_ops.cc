@@ -388,6 +388,9 @@ Status ConstantOfShape(NodeContext& n) {
   DataType dtype = DataType::F32();
   if (const onnx::TensorProto* t = n.TensorAttr("value")) {
     STRATA_ASSIGN_OR_RETURN(auto data, TensorFromProto(*t));
+    if (data->bytes.size() != static_cast<size_t>(data->dtype.bytes())) {
+      return n.Error("attribute 'value' must hold exactly one element");
+    }
     dtype = data->dtype;
     if (dtype == DataType::F32()) {
       float f;

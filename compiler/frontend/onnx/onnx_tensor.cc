@@ -51,6 +51,8 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
   int64_t count = 1;
   for (int64_t d : proto.dims()) {
     if (d < 0) return ErrorStatus() << "negative dimension " << d;
+    // A hostile model must not make the importer allocate without bound.
+    if (d > 0 && count > (int64_t{1} << 40) / d) return ErrorStatus() << "more than 2^40 elements";
     tensor->shape.push_back(d);
     count *= d;
   }
@@ -58,6 +60,16 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
     return ErrorStatus() << "external tensor data is not supported (save the model with the weights inside)";
   }
   const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(tensor->dtype.bytes());
+  // The data must be there before anything is allocated for it.
+  if (proto.has_raw_data() && proto.raw_data().size() != bytes) {
+    return ErrorStatus() << "raw data of " << proto.raw_data().size() << " bytes for " << count << " elements of "
+                         << tensor->dtype.ToString();
+  }
+  if (!proto.has_raw_data() && count > 0) {
+    const int64_t stored = proto.float_data_size() + proto.double_data_size() + proto.int64_data_size() +
+                           proto.int32_data_size();
+    if (stored != count) return ErrorStatus() << "holds " << stored << " values for " << count << " elements";
+  }
   tensor->bytes.resize(bytes);
   auto copy_typed = [&](const auto& field, auto element) -> Status {
     using T = decltype(element);
@@ -71,10 +83,6 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
     return Status::Ok();
   };
   if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != bytes) {
-      return ErrorStatus() << "raw data of " << proto.raw_data().size() << " bytes for " << count << " elements of "
-                           << tensor->dtype.ToString();
-    }
     std::memcpy(tensor->bytes.data(), proto.raw_data().data(), bytes);
   } else if (count > 0) {
     switch (proto.data_type()) {
