@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "compiler/ir/parser.h"
@@ -23,6 +25,42 @@ Status WriteTextFile(const std::filesystem::path& path, const std::string& text)
   if (!out) return ErrorStatus() << "cannot write '" << path.string() << "'";
   return Status::Ok();
 }
+
+// The large constants of --dump-ir files: written once into DIR/constants.bin
+// (shared by every dump of the run) and referenced as file("constants.bin", offset),
+// so dumps of a real model stay readable and still parse back.
+class DumpConstants {
+ public:
+  static constexpr int64_t kMaxInlineBytes = 1024;
+
+  explicit DumpConstants(std::filesystem::path dir) : path_(std::move(dir) / "constants.bin") {}
+
+  ir::PrintOptions Options() {
+    ir::PrintOptions options;
+    options.max_inline_constant_bytes = kMaxInlineBytes;
+    options.external_constant = [this](const graph::HostTensor& data) { return Reference(data); };
+    return options;
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  std::string Reference(const graph::HostTensor& data) {
+    auto it = offsets_.find(&data);
+    if (it == offsets_.end()) {
+      std::ofstream out(path_, std::ios::binary | std::ios::app);
+      out.write(reinterpret_cast<const char*>(data.bytes.data()), static_cast<std::streamsize>(data.bytes.size()));
+      if (!out && status_.ok()) status_ = ErrorStatus() << "cannot write '" << path_.string() << "'";
+      it = offsets_.emplace(&data, size_).first;
+      size_ += data.bytes.size();
+    }
+    return "file(\"constants.bin\", " + std::to_string(it->second) + ")";
+  }
+
+  std::filesystem::path path_;
+  std::map<const graph::HostTensor*, uint64_t> offsets_;
+  uint64_t size_ = 0;
+  Status status_;
+};
 
 StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
   transform::Pipeline pipeline = transform::DefaultPipeline();
@@ -71,21 +109,25 @@ StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options)
   }
   STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, BuildPipeline(options));
   Status dump_status;
+  std::shared_ptr<DumpConstants> dump_constants;
   if (!options.dump_ir_dir.empty()) {
     std::filesystem::path dir(options.dump_ir_dir);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return ErrorStatus() << "--dump-ir: cannot create '" << dir.string() << "': " << ec.message();
-    STRATA_RETURN_IF_ERROR(WriteTextFile(dir / "00-Input.sir", ir::PrintModule(module)));
-    pipeline.SetAfterPassCallback([dir, &dump_status](size_t index, const std::string& name, const ir::IRModule& m, bool changed) {
+    std::filesystem::remove(dir / "constants.bin", ec);
+    dump_constants = std::make_shared<DumpConstants>(dir);
+    STRATA_RETURN_IF_ERROR(WriteTextFile(dir / "00-Input.sir", ir::PrintModule(module, dump_constants->Options())));
+    pipeline.SetAfterPassCallback([dir, &dump_status, dump_constants](size_t index, const std::string& name, const ir::IRModule& m, bool changed) {
       if (!changed || !dump_status.ok()) return;
       char prefix[16];
       std::snprintf(prefix, sizeof(prefix), "%02zu-", index + 1);
-      dump_status = WriteTextFile(dir / (prefix + name + ".sir"), ir::PrintModule(m));
+      dump_status = WriteTextFile(dir / (prefix + name + ".sir"), ir::PrintModule(m, dump_constants->Options()));
     });
   }
   STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, pipeline.Run(std::move(module)));
   STRATA_RETURN_IF_ERROR(dump_status);
+  if (dump_constants) STRATA_RETURN_IF_ERROR(dump_constants->status());
   if (options.print_pass_timing) {
     for (const transform::PassTiming& t : pipeline.timings()) {
       std::fprintf(stderr, "%-24s %9.3f ms\n", t.name.c_str(), t.milliseconds);

@@ -8,6 +8,8 @@
 #include "compiler/ir/parser.h"
 
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -258,6 +260,7 @@ class Parser {
   StatusOr<graph::Expr> ParseValuePrimary(const StructInfo* packed_sinfo);
   StatusOr<graph::Expr> ParseGraphIf();
   StatusOr<graph::Expr> ParseConst();
+  StatusOr<graph::Expr> ParseConstFile(std::shared_ptr<graph::HostTensor> data, uint64_t count);
   Status ParseCallRest(std::vector<graph::Expr>* args, Attrs* attrs, size_t max_extra, const Token& callee);
   Status ParseKwarg(Attrs* attrs);
   StatusOr<int> ParseTupleIndex();
@@ -1592,6 +1595,42 @@ StatusOr<graph::Expr> Parser::ParseGraphIf() {
   return graph::IfNode::make(cond, branches[0], branches[1]);
 }
 
+// const(SI, file("weights.bin", OFFSET)): the data are the bytes at OFFSET of
+// a binary file next to the .sir file (what --dump-ir writes for large weights).
+StatusOr<graph::Expr> Parser::ParseConstFile(std::shared_ptr<graph::HostTensor> data, uint64_t count) {
+  const Token file_token = Next();
+  STRATA_RETURN_IF_ERROR(Expect("(", "after 'file'"));
+  if (Peek().kind != TokenKind::kString) return Expected("the name of the constant file, as a string");
+  const std::string name = Next().text;
+  STRATA_RETURN_IF_ERROR(Expect(",", "after the file name"));
+  if (Peek().kind != TokenKind::kInt) return Expected("the byte offset of the constant in the file");
+  const Token offset_token = Next();
+  uint64_t offset = 0;
+  auto [end, ec] = std::from_chars(offset_token.text.data(), offset_token.text.data() + offset_token.text.size(), offset);
+  if (ec != std::errc() || end != offset_token.text.data() + offset_token.text.size()) {
+    return ErrorAt(offset_token, "malformed byte offset '" + offset_token.text + "'");
+  }
+  STRATA_RETURN_IF_ERROR(Expect(")", "to close file(...)"));
+  STRATA_RETURN_IF_ERROR(Expect(")", "to close const(...)"));
+  std::filesystem::path path(name);
+  if (path.is_relative()) path = std::filesystem::path(filename_).parent_path() / path;
+  const uint64_t bytes = count * static_cast<uint64_t>(data->dtype.bytes());
+  std::error_code size_error;
+  const uint64_t file_size = std::filesystem::file_size(path, size_error);
+  if (size_error) return ErrorAt(file_token, "cannot open constant file '" + path.string() + "'");
+  if (offset > file_size || file_size - offset < bytes) {
+    return ErrorAt(file_token, "constant file '" + path.string() + "' holds " + std::to_string(file_size) +
+                                   " bytes; the constant needs " + std::to_string(bytes) + " at offset " +
+                                   std::to_string(offset));
+  }
+  std::ifstream in(path, std::ios::binary);
+  data->bytes.resize(static_cast<size_t>(bytes));
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(reinterpret_cast<char*>(data->bytes.data()), static_cast<std::streamsize>(bytes));
+  if (!in) return ErrorAt(file_token, "cannot read constant file '" + path.string() + "'");
+  return graph::ConstantNode::make(std::move(data));
+}
+
 StatusOr<graph::Expr> Parser::ParseConst() {
   const Token si_token = Peek();
   STRATA_ASSIGN_OR_RETURN(StructInfo sinfo, ParseStructInfo());
@@ -1619,6 +1658,7 @@ StatusOr<graph::Expr> Parser::ParseConst() {
   DataType dtype = tensor->dtype;
   data->dtype = dtype;
   STRATA_RETURN_IF_ERROR(Expect(",", "after the struct info of const"));
+  if (Peek().IsIdent("file")) return ParseConstFile(std::move(data), count);
   const Token open = Peek();
   STRATA_RETURN_IF_ERROR(Expect("[", "to open the values of const"));
   uint64_t n = 0;

@@ -162,7 +162,8 @@ bool IsSpecialFormName(const std::string& name) {
 
 class Printer {
  public:
-  explicit Printer(bool disambiguate) : disambiguate_(disambiguate) {}
+  explicit Printer(bool disambiguate, PrintOptions options = {})
+      : disambiguate_(disambiguate), options_(std::move(options)) {}
 
   std::string Module(const IRModule& module) {
     std::string out;
@@ -545,7 +546,12 @@ class Printer {
   std::string ConstantText(const graph::HostTensor& data) {
     std::vector<PrimExpr> dims;
     for (int64_t d : data.shape) dims.push_back(tir::IntImm(DataType::I64(), d));
-    std::string out = "const(Tensor[" + Dims(dims) + ", " + data.dtype.ToString() + "], [";
+    const std::string head = "const(Tensor[" + Dims(dims) + ", " + data.dtype.ToString() + "], ";
+    if (options_.max_inline_constant_bytes >= 0 && options_.external_constant &&
+        static_cast<int64_t>(data.bytes.size()) > options_.max_inline_constant_bytes) {
+      return head + options_.external_constant(data) + ")";
+    }
+    std::string out = head + "[";
     size_t width = static_cast<size_t>(data.dtype.bytes());
     size_t count = width ? data.bytes.size() / width : 0;
     for (size_t i = 0; i < count; ++i) {
@@ -617,6 +623,7 @@ class Printer {
 
  private:
   bool disambiguate_;
+  PrintOptions options_;
   NameTable tir_names_;
   NameTable buffer_names_;
   NameTable graph_names_;
@@ -625,6 +632,10 @@ class Printer {
 }  // namespace
 
 std::string PrintModule(const IRModule& module) { return Printer(true).Module(module); }
+
+std::string PrintModule(const IRModule& module, const PrintOptions& options) {
+  return Printer(true, options).Module(module);
+}
 
 std::string PrintPrimFunc(const std::string& name, const tir::PrimFunc& func) {
   return Printer(true).PrimFunc(name, func);

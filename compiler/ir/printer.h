@@ -12,13 +12,24 @@
 // that the parser rejects rather than silently meaning something else.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "compiler/ir/module.h"
 
 namespace strata::ir {
 
+struct PrintOptions {
+  // Constants of more bytes than this are printed as a reference to a binary
+  // file, `const(Tensor[(1000, 768), f32], file("weights.bin", 4096))`, with the
+  // text `external_constant` returns for them (it stores the bytes); -1: never.
+  int64_t max_inline_constant_bytes = -1;
+  std::function<std::string(const graph::HostTensor&)> external_constant;
+};
+
 std::string PrintModule(const IRModule& module);
+std::string PrintModule(const IRModule& module, const PrintOptions& options);
 std::string PrintPrimFunc(const std::string& name, const tir::PrimFunc& func);
 
 // Printing pieces on their own (for error messages, logs and tests): variables

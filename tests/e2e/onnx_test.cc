@@ -129,6 +129,33 @@ TEST(OnnxImport, AUsersTensorProgramReplacesAnOperatorOfAnImportedModel) {
   }
 }
 
+// --dump-ir of a model with real weights: large constants go to one
+// constants.bin shared by every dump, and every dump still parses.
+TEST(OnnxImport, DumpIrKeepsWeightsInABinaryFileAndEveryDumpParsesBack) {
+  const fs::path dir = fs::temp_directory_path() / ("strata_dump_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  driver::CompileOptions options;
+  options.dump_ir_dir = dir.string();
+  auto module = frontend::ImportOnnxFile(SourcePath("tests/fixtures/onnx/transformer/model.onnx"));
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto bytes = driver::Compile(std::move(module).value(), options);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  ASSERT_TRUE(fs::exists(dir / "constants.bin"));
+  EXPECT_GT(fs::file_size(dir / "constants.bin"), 60000u);  // the embeddings and projections
+  int dumps = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".sir") continue;
+    ++dumps;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_LT(text.size(), 100000u) << entry.path();
+    auto reparsed = driver::LoadModuleFile(entry.path().string());
+    EXPECT_TRUE(reparsed.ok()) << reparsed.status().message();
+  }
+  EXPECT_GE(dumps, 4);
+  fs::remove_all(dir);
+}
+
 // A minimal model: y = <op>(x) on a (n, 4) f32 input.
 std::string OneNodeModel(const std::string& op_type, int64_t opset, const std::string& domain = "") {
   onnx::ModelProto model;
