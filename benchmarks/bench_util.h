@@ -3,9 +3,11 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <dlpack/dlpack.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -46,6 +48,30 @@ double SecondsPerCall(F&& fn, int batches = 7, double min_batch_seconds = 0.02) 
   }
   return best;
 }
+
+// A row-major f32 matrix of deterministic values in [-1, 1), with the DLTensor
+// view a kernel takes.
+struct Matrix {
+  Matrix(int64_t rows, int64_t cols, uint32_t seed) : shape{rows, cols}, data(static_cast<size_t>(rows * cols)) {
+    uint32_t state = seed * 2654435761u + 1;
+    for (float& v : data) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
+    }
+    dl.data = data.data();
+    dl.device = {kDLCPU, 0};
+    dl.ndim = 2;
+    dl.dtype = {kDLFloat, 32, 1};
+    dl.shape = shape;
+    dl.strides = nullptr;
+    dl.byte_offset = 0;
+  }
+  Matrix(const Matrix&) = delete;  // dl points into this object
+  Matrix& operator=(const Matrix&) = delete;
+  int64_t shape[2];
+  std::vector<float> data;
+  DLTensor dl;
+};
 
 // Adds `ratio_counter` = (counter `baseline_us_counter`) / (the row's real time
 // in us) to every row that has the baseline counter: above 1, the row is faster.

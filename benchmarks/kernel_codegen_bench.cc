@@ -113,27 +113,6 @@ class Kernels {
   std::unique_ptr<vm::NativeModule> module_;
 };
 
-// A row-major f32 matrix with its DLTensor view.
-struct Matrix {
-  Matrix(int64_t rows, int64_t cols, uint32_t seed) : shape{rows, cols}, data(static_cast<size_t>(rows * cols)) {
-    uint32_t state = seed * 2654435761u + 1;
-    for (float& v : data) {
-      state = state * 1664525u + 1013904223u;
-      v = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
-    }
-    dl.data = data.data();
-    dl.device = {kDLCPU, 0};
-    dl.ndim = 2;
-    dl.dtype = {kDLFloat, 32, 1};
-    dl.shape = shape;
-    dl.strides = nullptr;
-    dl.byte_offset = 0;
-  }
-  int64_t shape[2];
-  std::vector<float> data;
-  DLTensor dl;
-};
-
 void CallKernel(StrataKernelFn fn, std::initializer_list<DLTensor*> tensors) {
   StrataKernelArg args[3];
   int32_t codes[3];

@@ -83,27 +83,6 @@ class Kernels {
   StrataKernelFn matmul_ = nullptr, dense_ = nullptr;
 };
 
-// A row-major f32 matrix of values in [-1, 1) with its DLTensor view.
-struct Matrix {
-  Matrix(int64_t rows, int64_t cols, uint32_t seed) : shape{rows, cols}, data(static_cast<size_t>(rows * cols)) {
-    uint32_t state = seed * 2654435761u + 1;
-    for (float& v : data) {
-      state = state * 1664525u + 1013904223u;
-      v = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
-    }
-    dl.data = data.data();
-    dl.device = {kDLCPU, 0};
-    dl.ndim = 2;
-    dl.dtype = {kDLFloat, 32, 1};
-    dl.shape = shape;
-    dl.strides = nullptr;
-    dl.byte_offset = 0;
-  }
-  int64_t shape[2];
-  std::vector<float> data;
-  DLTensor dl;
-};
-
 // One problem: x (m, k), w (k, n) for matmul or (n, k) for dense, y (m, n).
 struct Problem {
   Problem(Op op, int64_t m, int64_t k, int64_t n)
