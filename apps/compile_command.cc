@@ -47,6 +47,9 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "pass-after", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS after ANCHOR")(
       "dispatch", po::value<std::vector<std::string>>(),
       "run a registered dispatch pass before LegalizeOps (e.g. cpu-blas); same as --pass-before=LegalizeOps:NAME")(
+      "byoc", po::value<std::vector<std::string>>(),
+      "offload what the BYOC backend NAME supports (dnnl, ccodegen): FuseOpsByPattern, MergeCompositeFunctions "
+      "and RunCodegen run after DispatchTIR")(
       "tir-library", po::value<std::vector<std::string>>(),
       "add the tensor programs of this .sir file (hand-written kernels with attrs {dispatch = \"op\"})")(
       "time-passes", "print the wall time of every pass")(
@@ -70,6 +73,7 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       compile_options.passes_before.emplace_back("LegalizeOps", name);
     }
   }
+  if (vm.count("byoc")) compile_options.byoc_backends = vm["byoc"].as<std::vector<std::string>>();
   if (vm.count("tir-library")) compile_options.tir_library_paths = vm["tir-library"].as<std::vector<std::string>>();
   for (const char* key : {"pass-before", "pass-after"}) {
     if (!vm.count(key)) continue;

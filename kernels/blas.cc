@@ -8,6 +8,7 @@
 #include <cstring>
 #include <span>
 
+#include "kernels/tensor_args.h"
 #include "vm/registry.h"
 
 namespace strata::kernels {
@@ -17,56 +18,12 @@ constexpr const char* kMatmul = "strata.blas.matmul";
 constexpr const char* kDense = "strata.blas.dense";
 constexpr const char* kDenseBias = "strata.blas.dense_bias";
 
-// Argument `index` as a CPU f32 tensor of rank >= min_rank (exactly `exact_rank` when >= 0).
-Status GetF32(const char* fn, const vm::Value* const* args, int index, const char* param, int min_rank,
-              int exact_rank, vm::Tensor** out_tensor) {
-  const vm::Value& v = *args[index];
-  auto rank_text = [&] {
-    return exact_rank >= 0 ? "of rank " + std::to_string(exact_rank) : "of rank >= " + std::to_string(min_rank);
-  };
-  if (!v.is_tensor()) {
-    return Status(ErrorStatus() << fn << ": argument " << param << " must be a f32 tensor " << rank_text() << ", got "
-                                << v.Describe());
-  }
-  vm::Tensor* t = v.tensor();
-  if (t->dtype() != DataType::F32() || t->ndim() < min_rank || (exact_rank >= 0 && t->ndim() != exact_rank)) {
-    return Status(ErrorStatus() << fn << ": argument " << param << " must be a f32 tensor " << rank_text() << ", got "
-                                << t->TypeString());
-  }
-  if (t->device().device_type != kDLCPU) {
-    return Status(ErrorStatus() << fn << ": argument " << param << " must be on the CPU, got " << t->TypeString());
-  }
-  *out_tensor = t;
-  return Status::Ok();
-}
-
 // BLAS takes 32-bit sizes.
 Status CheckBlasSize(const char* fn, std::initializer_list<int64_t> sizes) {
   for (int64_t s : sizes) {
     if (s > INT_MAX) return Status(ErrorStatus() << fn << ": a matrix dimension of " << s << " does not fit BLAS's 32 bits");
   }
   return Status::Ok();
-}
-
-bool Overlaps(const vm::Tensor* x, const vm::Tensor* y) {
-  auto x0 = reinterpret_cast<uintptr_t>(x->data()), y0 = reinterpret_cast<uintptr_t>(y->data());
-  return x->num_bytes() > 0 && y->num_bytes() > 0 && x0 < y0 + static_cast<uintptr_t>(y->num_bytes()) &&
-         y0 < x0 + static_cast<uintptr_t>(x->num_bytes());
-}
-
-Status CheckOutput(const char* fn, const vm::Tensor* c, std::initializer_list<const vm::Tensor*> inputs,
-                   const char* input_names) {
-  if (c->read_only()) return Status(ErrorStatus() << fn << ": output C is a read-only constant");
-  for (const vm::Tensor* in : inputs) {
-    if (Overlaps(c, in)) return Status(ErrorStatus() << fn << ": output C must not overlap the inputs " << input_names);
-  }
-  return Status::Ok();
-}
-
-int64_t Product(std::span<const int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims) p *= d;
-  return p;
 }
 
 // C[m, n] = A[m, k] @ op(B) where op(B) = B[k, n] or, transposed, B[n, k]^T.
@@ -108,7 +65,7 @@ Status Dense(const char* fn, const vm::Value* const* args, int32_t num_args, boo
     return Status(ErrorStatus() << fn << ": output C is " << vm::ShapeToString(c->shape()) << ", expected X's "
                                 << vm::ShapeToString(x->shape()) << " with the last dimension " << n);
   }
-  STRATA_RETURN_IF_ERROR(with_bias ? CheckOutput(fn, c, {x, w, bias}, "X, W and bias") : CheckOutput(fn, c, {x, w}, "X and W"));
+  STRATA_RETURN_IF_ERROR(with_bias ? CheckOutput(fn, "C", c, {x, w, bias}, "X, W and bias") : CheckOutput(fn, "C", c, {x, w}, "X and W"));
   const int64_t m = Product(batch);
   STRATA_RETURN_IF_ERROR(CheckBlasSize(fn, {m, n, k}));
   float* out = c->data_as<float>();
@@ -155,7 +112,7 @@ Status BlasMatmul(void*, const vm::Value* const* args, int32_t num_args, vm::Val
                                 << vm::ShapeToString(want) << " for A " << vm::ShapeToString(a->shape()) << " and B "
                                 << vm::ShapeToString(b->shape()));
   }
-  STRATA_RETURN_IF_ERROR(CheckOutput(kMatmul, c, {a, b}, "A and B"));
+  STRATA_RETURN_IF_ERROR(CheckOutput(kMatmul, "C", c, {a, b}, "A and B"));
   const int64_t batches = Product(batch);
   STRATA_RETURN_IF_ERROR(CheckBlasSize(kMatmul, {batches * m, n, k}));
   if (rb == 2) {

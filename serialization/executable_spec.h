@@ -28,6 +28,8 @@ struct FunctionSpec {
   // Kernel functions.
   int32_t module_index = -1;
   std::string symbol;
+  // Kernel / Library functions of a BYOC backend: its name.
+  std::string backend;
 };
 
 struct TensorConstantSpec {
@@ -52,6 +54,7 @@ struct NativeModuleSpec {
   std::vector<uint8_t> code;
   std::vector<std::string> symbols;
   std::vector<std::string> cpu_features;  // see NativeModule.cpu_features
+  std::string backend;                    // the BYOC backend that generated it, or empty
 };
 
 struct ExecutableSpec {

@@ -21,6 +21,8 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   if (f.kind == FunctionKindSpec::kBytecode || !f.code.empty()) code = b.CreateVector(f.code);
   fbs::Offset<fbs::String> symbol;
   if (!f.symbol.empty()) symbol = b.CreateString(f.symbol);
+  fbs::Offset<fbs::String> backend;
+  if (!f.backend.empty()) backend = b.CreateString(f.backend);
   fb::FunctionBuilder fn(b);
   fn.add_name(name);
   fn.add_kind(static_cast<fb::FunctionKind>(f.kind));
@@ -30,6 +32,7 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   if (!code.IsNull()) fn.add_code(code);
   fn.add_module_index(f.module_index);
   if (!symbol.IsNull()) fn.add_symbol(symbol);
+  if (!backend.IsNull()) fn.add_backend(backend);
   return fn.Finish();
 }
 
@@ -81,7 +84,9 @@ fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const
   auto code = b.CreateVector(m.code);
   auto symbols = b.CreateVectorOfStrings(m.symbols);
   auto features = b.CreateVectorOfStrings(m.cpu_features);
-  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, CodeChecksum(m.code), features);
+  fbs::Offset<fbs::String> backend;
+  if (!m.backend.empty()) backend = b.CreateString(m.backend);
+  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, CodeChecksum(m.code), features, backend);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/blas.h"
+#include "kernels/dnnl.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
@@ -390,6 +391,7 @@ void RegisterBuiltins() {
     // A name a user registered first keeps the user's function.
     for (const BuiltinEntry& entry : kBuiltins) (void)RegisterLibraryFunction(entry.name, entry.fn);
     kernels::RegisterBlasFunctions();
+    kernels::RegisterDnnlFunctions();
   });
 }
 

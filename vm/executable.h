@@ -52,6 +52,8 @@ struct VMFunction {
   StrataKernelFn kernel = nullptr;  // resolved at load (null when not resolved)
   // Library functions.
   LibraryFunction library;  // resolved at load (fn null when not resolved)
+  // Kernel / Library functions offloaded by a BYOC backend: its name, else empty.
+  std::string backend;
 };
 
 // Description of a native module, for inspection.
@@ -62,6 +64,7 @@ struct NativeModuleInfo {
   size_t code_size = 0;
   std::vector<std::string> symbols;
   std::vector<std::string> cpu_features;  // required of the CPU that runs the code
+  std::string backend;                    // the BYOC backend that generated it, or empty
 };
 
 struct LoadOptions {

@@ -29,6 +29,9 @@ struct CompileOptions {
   // Text-IR files whose tensor programs are added to the module before lowering
   // (hand-written kernels that DispatchTIR can put in place of operator calls).
   std::vector<std::string> tir_library_paths;
+  // BYOC backends (byoc/backend.h), in priority order: their FuseOpsByPattern
+  // passes, then MergeCompositeFunctions and RunCodegen, run right after DispatchTIR.
+  std::vector<std::string> byoc_backends;
   // Print per-pass wall time to stderr.
   bool print_pass_timing = false;
   codegen::CodegenOptions codegen;

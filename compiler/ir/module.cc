@@ -55,3 +55,16 @@ const SourceLocation* IRModule::BindingLocation(const std::string& function, con
 }
 
 }  // namespace strata::ir
+
+namespace strata::ir {
+
+const ExternalModule* IRModule::FindExternalSymbol(const std::string& symbol) const {
+  for (const ExternalModule& m : external_modules_) {
+    for (const std::string& s : m.symbols) {
+      if (s == symbol) return &m;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace strata::ir

@@ -6,6 +6,9 @@
 #include <mutex>
 #include <utility>
 
+#include "compiler/byoc/backend.h"
+#include "compiler/byoc/merge_composite_functions.h"
+#include "compiler/byoc/run_codegen.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/call_tir_rewrite.h"
 #include "compiler/transform/cpu_blas_dispatch.h"
@@ -30,7 +33,9 @@ struct Registry {
                       Pass{"DispatchTIR", TirDispatch},
                       Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
                       Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
-                      Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"VMShapeLower", VMShapeLower}}) {
+                      Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"VMShapeLower", VMShapeLower},
+                      Pass{"MergeCompositeFunctions", byoc::MergeCompositeFunctions},
+                      Pass{"RunCodegen", byoc::RunCodegen}}) {
       passes.emplace(pass.name, pass);
     }
   }
@@ -79,6 +84,7 @@ Status RegisterPass(Pass pass) {
 }
 
 StatusOr<Pass> GetPass(const std::string& name) {
+  byoc::RegisterBuiltinBackends();  // their FuseOpsByPattern[backend] passes
   Registry& registry = GetRegistry();
   {
     std::lock_guard<std::mutex> lock(registry.mutex);
@@ -89,6 +95,7 @@ StatusOr<Pass> GetPass(const std::string& name) {
 }
 
 std::vector<std::string> RegisteredPassNames() {
+  byoc::RegisterBuiltinBackends();
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   std::vector<std::string> names;

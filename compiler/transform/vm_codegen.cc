@@ -33,7 +33,15 @@ constexpr const char* kCopy = "vm.builtin.copy";
 
 class ModuleContext {
  public:
-  explicit ModuleContext(const ir::IRModule& module) {
+  explicit ModuleContext(const ir::IRModule& module) : module_(module) {
+    bool has_kernels = false;
+    for (const auto& [name, func] : module.functions()) has_kernels = has_kernels || std::holds_alternative<tir::PrimFunc>(func);
+    // Native code of BYOC backends follows the compiled tensor programs (module 0).
+    int32_t next_module = has_kernels ? 1 : 0;
+    for (const ir::ExternalModule& m : module.external_modules()) {
+      external_module_index_.push_back(m.format == "library" ? -1 : next_module);
+      if (m.format != "library") ++next_module;
+    }
     // Graph functions, then tensor programs; libraries are appended on first use.
     for (const auto& [name, func] : module.functions()) {
       if (!std::holds_alternative<Function>(func)) continue;
@@ -69,6 +77,21 @@ class ModuleContext {
     FunctionSpec fn;
     fn.name = name;
     fn.kind = FunctionKindSpec::kLibrary;
+    // A function of a BYOC backend: a library function of the runtime, or a
+    // kernel-ABI function of the native code the backend generated.
+    const auto& externals = module_.external_modules();
+    for (size_t m = 0; m < externals.size(); ++m) {
+      bool exported = false;
+      for (const std::string& symbol : externals[m].symbols) exported = exported || symbol == name;
+      if (!exported) continue;
+      fn.backend = externals[m].backend;
+      if (external_module_index_[m] >= 0) {
+        fn.kind = FunctionKindSpec::kKernel;
+        fn.module_index = external_module_index_[m];
+        fn.symbol = name;
+      }
+      break;
+    }
     spec.functions.push_back(std::move(fn));
     libraries_.emplace(name, index);
     return index;
@@ -88,6 +111,8 @@ class ModuleContext {
   serialization::ExecutableSpec spec;
 
  private:
+  const ir::IRModule& module_;
+  std::vector<int32_t> external_module_index_;  // per external module: its native module, or -1
   static std::string Key(const ConstantSpec& value) {
     std::string key(1, static_cast<char>('0' + value.index()));
     auto append = [&key](const void* data, size_t size) { key.append(static_cast<const char*>(data), size); };

@@ -182,7 +182,7 @@ TEST_F(Cli, BadInlineInputSaysHowManyValuesWereExpected) {
 TEST_F(Cli, InspectShowsVersionFunctionsBytecodeAndKernels) {
   std::string out;
   ASSERT_EQ(Run("inspect " + exe_, &out), 0) << out;
-  for (const char* expected : {"1.0", "main", "tir_matmul", "tir_relu", "vm.builtin.match_shape", "ret"}) {
+  for (const char* expected : {"1.1", "main", "tir_matmul", "tir_relu", "vm.builtin.match_shape", "ret"}) {
     EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
   }
 }

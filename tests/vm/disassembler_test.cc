@@ -44,7 +44,7 @@ TEST(DisassemblerTest, DescribesFunctionsBytecodeConstantsAndModules) {
   auto expect_line = [&](const std::string& line) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << text;
   };
-  expect_line("Strata executable, format 1.0, producer \"strata\"");
+  expect_line("Strata executable, format 1.1, producer \"strata\"");
   expect_line("entry points: main\n");
   expect_line("functions (5):\n");
   expect_line("  [0] vm.builtin.match_shape  library\n");

@@ -42,4 +42,7 @@ struct CompiledKernels {
 StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
                                                 const CodegenOptions& options = {});
 
+// The target triple kernels are compiled for by default (this machine's).
+std::string DefaultTargetTriple();
+
 }  // namespace strata::codegen

@@ -261,4 +261,6 @@ StatusOr<std::vector<uint8_t>> EmitObjectFile(llvm::Module& module, const HostTa
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
 
+std::string DefaultTargetTriple() { return llvm::sys::getDefaultTargetTriple(); }
+
 }  // namespace strata::codegen

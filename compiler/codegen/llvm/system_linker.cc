@@ -176,4 +176,41 @@ StatusOr<std::vector<uint8_t>> LinkSharedObject(std::span<const uint8_t> object,
                               << "); install a C toolchain or set STRATA_LINKER to a cc-compatible driver");
 }
 
+StatusOr<std::vector<uint8_t>> CompileCSharedObject(const std::string& source,
+                                                    const std::vector<std::string>& include_dirs,
+                                                    const std::vector<std::string>& link_inputs) {
+  STRATA_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
+  const std::string source_path = dir.File("generated.c");
+  const std::string library_path = dir.File("generated.so");
+  const std::string log_path = dir.File("compile.log");
+  STRATA_RETURN_IF_ERROR(
+      WriteFile(source_path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(source.data()), source.size())));
+  std::vector<std::string> command = {Driver(), "-O2", "-fPIC", "-shared", "-nostartfiles", "-Wl,-z,defs",
+                                      "-o",     library_path};
+  for (const std::string& dir_path : include_dirs) command.push_back("-I" + dir_path);
+  command.push_back(source_path);
+  for (const std::string& input : link_inputs) command.push_back(input);
+  command.push_back("-lm");
+  RunResult run = Run(command, log_path);
+  if (run.spawn_error != 0) {
+    return Status(ErrorStatus() << "cannot run the C compiler `" << Join(command)
+                                << "`: " << std::strerror(run.spawn_error)
+                                << " (install a C toolchain or set STRATA_LINKER to a cc-compatible driver)");
+  }
+  if (run.exit_code != 0) {
+    const char* keep = std::getenv("STRATA_KEEP_GENERATED_SOURCE");
+    std::string kept;
+    if (keep != nullptr && *keep != '\0') {
+      kept = std::string(keep) + "/generated.c";
+      std::ofstream(kept, std::ios::binary) << source;
+    }
+    return Status(ErrorStatus() << "compiling generated C code failed: `" << Join(command) << "` exited with status "
+                                << run.exit_code << (kept.empty() ? "" : " (source kept in " + kept + ")")
+                                << (run.output.empty() ? "" : ":\n") << run.output);
+  }
+  std::vector<uint8_t> library = ReadFile(library_path);
+  if (library.empty()) return Status(ErrorStatus() << "the C compiler `" << Join(command) << "` produced no output");
+  return library;
+}
+
 }  // namespace strata::codegen

@@ -22,6 +22,15 @@ namespace strata::codegen {
 StatusOr<std::vector<uint8_t>> LinkSharedObject(std::span<const uint8_t> object,
                                                 const std::vector<std::string>& libraries = {});
 
+// Compiles C `source` into a shared object with the C compiler driver (cc, or
+// STRATA_LINKER), with `include_dirs` on the include path and `link_inputs`
+// (archives, objects) linked in; the result must need nothing beyond libc and
+// libm (-z defs). Errors carry the command line and the compiler's output, with
+// the source written next to it for reading when STRATA_KEEP_GENERATED_SOURCE is set.
+StatusOr<std::vector<uint8_t>> CompileCSharedObject(const std::string& source,
+                                                    const std::vector<std::string>& include_dirs,
+                                                    const std::vector<std::string>& link_inputs);
+
 // Whether the compiler driver finds the shared library `lib<name>.so` (asked once
 // per process and name, with `cc -print-file-name`). False without a driver.
 bool LinkerFindsLibrary(const std::string& name);

@@ -1,0 +1,14 @@
+// The BYOC backends that ship with Strata (registered by RegisterBuiltinBackends).
+#pragma once
+
+#include "compiler/byoc/backend.h"
+
+namespace strata::byoc {
+
+// "dnnl": oneDNN library functions of the runtime (compiler/byoc/dnnl/).
+Backend DnnlBackend();
+// "ccodegen": C source calling the sample library kernels/sample_byoc, compiled
+// at compile time (compiler/byoc/ccodegen/; the tutorial of docs/byoc.md).
+Backend CCodegenBackend();
+
+}  // namespace strata::byoc

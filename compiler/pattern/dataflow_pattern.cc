@@ -1,0 +1,123 @@
+// Dataflow pattern construction and printing (see dataflow_pattern.h).
+#include "compiler/pattern/dataflow_pattern.h"
+
+#include <utility>
+
+#include "compiler/ir/printer.h"
+
+namespace strata::pattern {
+namespace {
+
+DFPattern Make(PatternNode node) { return DFPattern(std::make_shared<const PatternNode>(std::move(node))); }
+
+DFPattern Unary(PatternKind kind, const DFPattern& operand) {
+  PatternNode node{};
+  node.kind = kind;
+  node.lhs = operand;
+  return Make(std::move(node));
+}
+
+std::string AttrText(const ir::AttrValue& value) {
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value)) return std::to_string(*d);
+  if (const auto* s = std::get_if<std::string>(&value)) return "\"" + *s + "\"";
+  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
+    std::string out = "[";
+    for (size_t i = 0; i < list->size(); ++i) out += (i ? ", " : "") + std::to_string((*list)[i]);
+    return out + "]";
+  }
+  return std::get<DataType>(value).ToString();
+}
+
+std::string ArgsText(const std::optional<std::vector<DFPattern>>& args) {
+  if (!args) return "...";
+  std::string out;
+  for (size_t i = 0; i < args->size(); ++i) out += (i ? ", " : "") + (*args)[i].ToString();
+  return out;
+}
+
+}  // namespace
+
+DFPattern Wildcard() { return Make(PatternNode{.kind = PatternKind::kWildcard}); }
+DFPattern IsConst() { return Make(PatternNode{.kind = PatternKind::kConstant}); }
+DFPattern IsVar(std::string name) { return Make(PatternNode{.kind = PatternKind::kVar, .name = std::move(name)}); }
+
+DFPattern IsOp(std::string name, std::vector<DFPattern> args) {
+  return Make(PatternNode{.kind = PatternKind::kOp, .name = std::move(name), .args = std::move(args)});
+}
+DFPattern IsCallTIR(std::string func, std::optional<std::vector<DFPattern>> args) {
+  return Make(PatternNode{.kind = PatternKind::kCallTIR, .name = std::move(func), .args = std::move(args)});
+}
+DFPattern IsCallDPSPacked(std::string name, std::optional<std::vector<DFPattern>> args) {
+  return Make(PatternNode{.kind = PatternKind::kCallDPSPacked, .name = std::move(name), .args = std::move(args)});
+}
+DFPattern IsTuple(std::vector<DFPattern> fields) {
+  return Make(PatternNode{.kind = PatternKind::kTuple, .args = std::move(fields)});
+}
+
+DFPattern operator|(const DFPattern& a, const DFPattern& b) {
+  return Make(PatternNode{.kind = PatternKind::kOr, .lhs = a, .rhs = b});
+}
+DFPattern operator&(const DFPattern& a, const DFPattern& b) {
+  return Make(PatternNode{.kind = PatternKind::kAnd, .lhs = a, .rhs = b});
+}
+DFPattern operator!(const DFPattern& a) { return Unary(PatternKind::kNot, a); }
+
+DFPattern DFPattern::HasDType(DataType dtype) const {
+  PatternNode node{.kind = PatternKind::kDType, .lhs = *this};
+  node.dtype = dtype;
+  return Make(std::move(node));
+}
+DFPattern DFPattern::HasShape(std::vector<tir::PrimExpr> shape) const {
+  PatternNode node{.kind = PatternKind::kShape, .lhs = *this};
+  node.shape = std::move(shape);
+  return Make(std::move(node));
+}
+DFPattern DFPattern::HasRank(int rank) const {
+  PatternNode node{.kind = PatternKind::kRank, .lhs = *this};
+  node.rank = rank;
+  return Make(std::move(node));
+}
+DFPattern DFPattern::HasAttr(std::string key, ir::AttrValue value) const {
+  PatternNode node{.kind = PatternKind::kAttr, .lhs = *this};
+  node.attr_key = std::move(key);
+  node.attr_value = std::move(value);
+  return Make(std::move(node));
+}
+DFPattern DFPattern::Where(ExprPredicate predicate, std::string description) const {
+  PatternNode node{.kind = PatternKind::kPredicate, .name = std::move(description), .lhs = *this};
+  node.predicate = std::move(predicate);
+  return Make(std::move(node));
+}
+
+std::string DFPattern::ToString() const {
+  if (!node_) return "<null>";
+  const PatternNode& n = *node_;
+  switch (n.kind) {
+    case PatternKind::kWildcard: return "*";
+    case PatternKind::kConstant: return "const";
+    case PatternKind::kVar: return n.name.empty() ? "var" : "var(" + n.name + ")";
+    case PatternKind::kOp: return n.name + "(" + ArgsText(n.args) + ")";
+    case PatternKind::kCallTIR:
+      return "call_tir(" + (n.name.empty() ? "*" : "@" + n.name) + ", (" + ArgsText(n.args) + "))";
+    case PatternKind::kCallDPSPacked:
+      return "call_dps_packed(" + (n.name.empty() ? "*" : "\"" + n.name + "\"") + ", (" + ArgsText(n.args) + "))";
+    case PatternKind::kTuple: return "(" + ArgsText(n.args) + ")";
+    case PatternKind::kOr: return "(" + n.lhs.ToString() + " | " + n.rhs.ToString() + ")";
+    case PatternKind::kAnd: return "(" + n.lhs.ToString() + " & " + n.rhs.ToString() + ")";
+    case PatternKind::kNot: return "!" + n.lhs.ToString();
+    case PatternKind::kDType: return n.lhs.ToString() + ".dtype(" + n.dtype.ToString() + ")";
+    case PatternKind::kShape: {
+      std::string dims;
+      for (size_t i = 0; i < n.shape.size(); ++i) dims += (i ? ", " : "") + ir::PrintPrimExpr(n.shape[i]);
+      return n.lhs.ToString() + ".shape(" + dims + ")";
+    }
+    case PatternKind::kRank: return n.lhs.ToString() + ".rank(" + std::to_string(n.rank) + ")";
+    case PatternKind::kAttr: return n.lhs.ToString() + ".attr(" + n.attr_key + " = " + AttrText(n.attr_value) + ")";
+    case PatternKind::kPredicate: return n.lhs.ToString() + ".where(" + n.name + ")";
+  }
+  return "<unknown>";
+}
+
+}  // namespace strata::pattern
