@@ -9,7 +9,11 @@
 // intermediate tensors and of the result. Import and compilation happen once per
 // model, before timing, and the first result is checked against onnxruntime's
 // (run_2/out0.npy) before any call is timed.
-//   Zoo/<model>     real time of one Invoke, in microseconds
+//   Zoo/<model>             real time of one Invoke, in microseconds
+//   Zoo/<model>/byoc_dnnl   the same model compiled with --byoc dnnl (dense,
+//                           matmul and conv2d chains on oneDNN); default_us is the
+//                           default build's time measured in the same run and
+//                           speedup_vs_default = default_us / this row's time
 // benchmarks/peers/onnx_zoo_peers.py runs this program and times onnxruntime
 // and PyTorch on the same inputs, reporting ratios (see benchmarks/peers/README.md).
 #include <benchmark/benchmark.h>
@@ -77,14 +81,17 @@ struct LoadedModel {
 // Imports, compiles, loads and checks `model` the first time it is asked for;
 // Google Benchmark calls a benchmark function several times (to size the
 // iteration count, and once per repetition), and compilation must not repeat.
-LoadedModel& GetModel(const std::string& model) {
+LoadedModel& GetModel(const std::string& model, const std::string& byoc = "") {
   static std::map<std::string, LoadedModel> cache;
-  auto found = cache.find(model);
+  const std::string key = model + "/" + byoc;
+  auto found = cache.find(key);
   if (found != cache.end()) return found->second;
 
   const fs::path dir = fs::path(STRATA_SOURCE_DIR) / "tests" / "fixtures" / "onnx" / model;
   ir::IRModule module = OrDie(frontend::ImportOnnxFile((dir / "model.onnx").string()));
-  const std::vector<uint8_t> bytes = OrDie(driver::Compile(std::move(module), {}));
+  driver::CompileOptions options;
+  if (!byoc.empty()) options.byoc_backends = {byoc};
+  const std::vector<uint8_t> bytes = OrDie(driver::Compile(std::move(module), options));
   LoadedModel loaded;
   loaded.machine = std::make_unique<vm::VirtualMachine>(OrDie(vm::Executable::LoadFromBytes(bytes)));
   const fs::path run = dir / kRun;
@@ -94,7 +101,7 @@ LoadedModel& GetModel(const std::string& model) {
   if (loaded.inputs.empty()) Die(model + ": no inputs in " + run.string());
   const vm::Value expected = ReadNpyOrDie(run / "out0.npy");
   CheckOrDie(model, OrDie(loaded.machine->Invoke("main", loaded.inputs)), expected);
-  return cache.emplace(model, std::move(loaded)).first->second;
+  return cache.emplace(key, std::move(loaded)).first->second;
 }
 
 void BM_Zoo(benchmark::State& state, const std::string& model) {
@@ -106,6 +113,21 @@ void BM_Zoo(benchmark::State& state, const std::string& model) {
   }
 }
 
+void BM_ZooByoc(benchmark::State& state, const std::string& model, const std::string& byoc) {
+  LoadedModel& baseline = GetModel(model);
+  LoadedModel& loaded = GetModel(model, byoc);
+  const double baseline_seconds = SecondsPerCall([&] {
+    StatusOr<vm::Value> result = baseline.machine->Invoke("main", baseline.inputs);
+    if (!result.ok()) Die(model + ": " + result.status().message());
+  });
+  for (auto _ : state) {
+    StatusOr<vm::Value> result = loaded.machine->Invoke("main", loaded.inputs);
+    if (!result.ok()) Die(model + " (" + byoc + "): " + result.status().message());
+    benchmark::DoNotOptimize(result);
+  }
+  state.counters["default_us"] = baseline_seconds * 1e6;
+}
+
 }  // namespace
 }  // namespace strata::bench
 
@@ -115,9 +137,16 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
+  for (const char* model : strata::bench::kModels) {
+    benchmark::RegisterBenchmark((std::string("Zoo/") + model + "/byoc_dnnl").c_str(), strata::bench::BM_ZooByoc,
+                                 std::string(model), std::string("dnnl"))
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
+  strata::bench::RatioReporter reporter("default_us", "speedup_vs_default");
+  benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;
 }
