@@ -40,33 +40,10 @@ void Gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, con
 
 // Dense with an optional bias: C[..., n] = X[..., k] @ W[n, k]^T (+ bias[n]).
 Status Dense(const char* fn, const vm::Value* const* args, int32_t num_args, bool with_bias) {
-  const int32_t expected = with_bias ? 4 : 3;
-  if (num_args != expected) {
-    return Status(ErrorStatus() << fn << " expects " << expected << " arguments ("
-                                << (with_bias ? "X, W, bias, C" : "X, W, C") << "), got " << num_args);
-  }
-  vm::Tensor *x, *w, *bias = nullptr, *c;
-  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 0, "X", 1, -1, &x));
-  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 1, "W", 2, 2, &w));
-  if (with_bias) STRATA_RETURN_IF_ERROR(GetF32(fn, args, 2, "bias", 1, 1, &bias));
-  STRATA_RETURN_IF_ERROR(GetF32(fn, args, expected - 1, "C", 1, -1, &c));
-  const int64_t k = x->shape().back(), n = w->shape()[0];
-  if (w->shape()[1] != k) {
-    return Status(ErrorStatus() << fn << ": X " << vm::ShapeToString(x->shape()) << " has " << k
-                                << " features but W " << vm::ShapeToString(w->shape()) << " expects " << w->shape()[1]);
-  }
-  if (bias != nullptr && bias->shape()[0] != n) {
-    return Status(ErrorStatus() << fn << ": bias is " << vm::ShapeToString(bias->shape()) << ", expected (" << n << ",)");
-  }
-  const auto batch = x->shape().first(x->shape().size() - 1);
-  const bool c_ok = c->ndim() == x->ndim() && c->shape().back() == n &&
-                    std::equal(batch.begin(), batch.end(), c->shape().begin());
-  if (!c_ok) {
-    return Status(ErrorStatus() << fn << ": output C is " << vm::ShapeToString(c->shape()) << ", expected X's "
-                                << vm::ShapeToString(x->shape()) << " with the last dimension " << n);
-  }
-  STRATA_RETURN_IF_ERROR(with_bias ? CheckOutput(fn, "C", c, {x, w, bias}, "X, W and bias") : CheckOutput(fn, "C", c, {x, w}, "X and W"));
-  const int64_t m = Product(batch);
+  DenseArgs d;
+  STRATA_RETURN_IF_ERROR(GetDenseArgs(fn, args, num_args, with_bias, "bias", "C", &d));
+  vm::Tensor *x = d.x, *w = d.w, *bias = d.bias, *c = d.out;
+  const int64_t m = d.m, n = d.n, k = d.k;
   STRATA_RETURN_IF_ERROR(CheckBlasSize(fn, {m, n, k}));
   float* out = c->data_as<float>();
   float beta = 0.0f;
@@ -82,20 +59,11 @@ Status Dense(const char* fn, const vm::Value* const* args, int32_t num_args, boo
 }  // namespace
 
 Status BlasMatmul(void*, const vm::Value* const* args, int32_t num_args, vm::Value*) {
-  if (num_args != 3) {
-    return Status(ErrorStatus() << kMatmul << " expects 3 arguments (A, B, C), got " << num_args);
-  }
-  vm::Tensor *a, *b, *c;
-  STRATA_RETURN_IF_ERROR(GetF32(kMatmul, args, 0, "A", 2, -1, &a));
-  STRATA_RETURN_IF_ERROR(GetF32(kMatmul, args, 1, "B", 2, -1, &b));
-  STRATA_RETURN_IF_ERROR(GetF32(kMatmul, args, 2, "C", 2, -1, &c));
+  MatmulArgs mm;
+  STRATA_RETURN_IF_ERROR(GetMatmulArgs(kMatmul, args, num_args, &mm));
+  vm::Tensor *a = mm.a, *b = mm.b, *c = mm.c;
   const size_t ra = a->shape().size(), rb = b->shape().size();
-  const int64_t m = a->shape()[ra - 2], k = a->shape()[ra - 1], n = b->shape()[rb - 1];
-  if (b->shape()[rb - 2] != k) {
-    return Status(ErrorStatus() << kMatmul << ": inner dimensions differ: A is " << vm::ShapeToString(a->shape())
-                                << " and B is " << vm::ShapeToString(b->shape()) << " (A dimension " << ra - 1
-                                << " = " << k << ", B dimension " << rb - 2 << " = " << b->shape()[rb - 2] << ")");
-  }
+  const int64_t m = mm.m, k = mm.k, n = mm.n;
   const auto batch = a->shape().first(ra - 2);
   if (rb > 2 && !std::equal(batch.begin(), batch.end(), b->shape().begin(), b->shape().end() - 2)) {
     return Status(ErrorStatus() << kMatmul << ": batch dimensions differ: A is " << vm::ShapeToString(a->shape())

@@ -41,10 +41,6 @@ using Dims = memory::dims;
 
 // ---- argument checking ---------------------------------------------------------
 
-Status CheckArgCount(const char* fn, int32_t num_args, int32_t expected, const char* names) {
-  if (num_args == expected) return Status::Ok();
-  return Status(ErrorStatus() << fn << " expects " << expected << " arguments (" << names << "), got " << num_args);
-}
 
 // Argument `index` as a Shape of `size` values, each >= min_value.
 Status GetInts(const char* fn, const vm::Value* const* args, int index, const char* param, size_t size,
@@ -285,30 +281,10 @@ Status RunMatmul(const char* fn, const MatmulProblem& p, std::vector<void*> buff
 
 // Y[..., n] = X[..., k] @ W[n, k]^T (+ b[n]) (relu).
 Status Dense(const char* fn, const vm::Value* const* args, int32_t num_args, bool with_bias, bool relu) {
-  const int32_t expected = with_bias ? 4 : 3;
-  STRATA_RETURN_IF_ERROR(CheckArgCount(fn, num_args, expected, with_bias ? "X, W, b, Y" : "X, W, Y"));
-  vm::Tensor *x, *w, *bias = nullptr, *y;
-  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 0, "X", 1, -1, &x));
-  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 1, "W", 2, 2, &w));
-  if (with_bias) STRATA_RETURN_IF_ERROR(GetF32(fn, args, 2, "b", 1, 1, &bias));
-  STRATA_RETURN_IF_ERROR(GetF32(fn, args, expected - 1, "Y", 1, -1, &y));
-  const int64_t k = x->shape().back(), n = w->shape()[0];
-  if (w->shape()[1] != k) {
-    return Status(ErrorStatus() << fn << ": X " << vm::ShapeToString(x->shape()) << " has " << k
-                                << " features but W " << vm::ShapeToString(w->shape()) << " expects " << w->shape()[1]);
-  }
-  if (bias != nullptr && bias->shape()[0] != n) {
-    return Status(ErrorStatus() << fn << ": b is " << vm::ShapeToString(bias->shape()) << ", expected (" << n << ",)");
-  }
-  const auto batch = x->shape().first(x->shape().size() - 1);
-  const bool y_ok = y->ndim() == x->ndim() && y->shape().back() == n &&
-                    std::equal(batch.begin(), batch.end(), y->shape().begin());
-  if (!y_ok) {
-    return Status(ErrorStatus() << fn << ": output Y is " << vm::ShapeToString(y->shape()) << ", expected X's "
-                                << vm::ShapeToString(x->shape()) << " with the last dimension " << n);
-  }
-  STRATA_RETURN_IF_ERROR(CheckOutput(fn, "Y", y, {x, w, bias}, with_bias ? "X, W and b" : "X and W"));
-  const int64_t m = Product(batch);
+  DenseArgs d;
+  STRATA_RETURN_IF_ERROR(GetDenseArgs(fn, args, num_args, with_bias, "b", "Y", &d));
+  vm::Tensor *x = d.x, *w = d.w, *bias = d.bias, *y = d.out;
+  const int64_t m = d.m, n = d.n, k = d.k;
   if (y->num_elements() == 0) return Status::Ok();
   if (k == 0) {
     FillChannels(y->data_as<float>(), m, n, 1, bias, relu);
@@ -347,18 +323,11 @@ void CollapseBatch(std::span<const int64_t> a_batch, std::span<const int64_t> b_
 }
 
 Status Matmul(const vm::Value* const* args, int32_t num_args) {
-  STRATA_RETURN_IF_ERROR(CheckArgCount(kMatmul, num_args, 3, "A, B, C"));
-  vm::Tensor *a, *b, *c;
-  STRATA_RETURN_IF_ERROR(GetF32(kMatmul, args, 0, "A", 2, -1, &a));
-  STRATA_RETURN_IF_ERROR(GetF32(kMatmul, args, 1, "B", 2, -1, &b));
-  STRATA_RETURN_IF_ERROR(GetF32(kMatmul, args, 2, "C", 2, -1, &c));
+  MatmulArgs mm;
+  STRATA_RETURN_IF_ERROR(GetMatmulArgs(kMatmul, args, num_args, &mm));
+  vm::Tensor *a = mm.a, *b = mm.b, *c = mm.c;
   const size_t ra = a->shape().size(), rb = b->shape().size();
-  const int64_t m = a->shape()[ra - 2], k = a->shape()[ra - 1], n = b->shape()[rb - 1];
-  if (b->shape()[rb - 2] != k) {
-    return Status(ErrorStatus() << kMatmul << ": inner dimensions differ: A is " << vm::ShapeToString(a->shape())
-                                << " and B is " << vm::ShapeToString(b->shape()) << " (A dimension " << ra - 1
-                                << " = " << k << ", B dimension " << rb - 2 << " = " << b->shape()[rb - 2] << ")");
-  }
+  const int64_t m = mm.m, k = mm.k, n = mm.n;
   const auto a_batch = a->shape().first(ra - 2);
   const auto b_batch = b->shape().first(rb - 2);
   if (rb > 2) {

@@ -2,6 +2,7 @@
 #include "kernels/tensor_args.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <string>
 
 namespace strata::kernels {
@@ -51,6 +52,63 @@ int64_t Product(std::span<const int64_t> dims) {
   int64_t p = 1;
   for (int64_t d : dims) p *= d;
   return p;
+}
+
+Status CheckArgCount(const char* fn, int32_t num_args, int32_t expected, const char* names) {
+  if (num_args == expected) return Status::Ok();
+  return Status(ErrorStatus() << fn << " expects " << expected << " arguments (" << names << "), got " << num_args);
+}
+
+Status GetDenseArgs(const char* fn, const vm::Value* const* args, int32_t num_args, bool with_bias,
+                    const char* bias_name, const char* out_name, DenseArgs* d) {
+  const int32_t expected = with_bias ? 4 : 3;
+  const std::string names = std::string("X, W, ") + (with_bias ? std::string(bias_name) + ", " : "") + out_name;
+  STRATA_RETURN_IF_ERROR(CheckArgCount(fn, num_args, expected, names.c_str()));
+  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 0, "X", 1, -1, &d->x));
+  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 1, "W", 2, 2, &d->w));
+  if (with_bias) STRATA_RETURN_IF_ERROR(GetF32(fn, args, 2, bias_name, 1, 1, &d->bias));
+  STRATA_RETURN_IF_ERROR(GetF32(fn, args, expected - 1, out_name, 1, -1, &d->out));
+  const vm::Tensor *x = d->x, *w = d->w, *bias = d->bias, *out = d->out;
+  d->k = x->shape().back();
+  d->n = w->shape()[0];
+  if (w->shape()[1] != d->k) {
+    return Status(ErrorStatus() << fn << ": X " << vm::ShapeToString(x->shape()) << " has " << d->k
+                                << " features but W " << vm::ShapeToString(w->shape()) << " expects " << w->shape()[1]);
+  }
+  if (bias != nullptr && bias->shape()[0] != d->n) {
+    return Status(ErrorStatus() << fn << ": " << bias_name << " is " << vm::ShapeToString(bias->shape())
+                                << ", expected (" << d->n << ",)");
+  }
+  const auto batch = x->shape().first(x->shape().size() - 1);
+  const bool out_ok = out->ndim() == x->ndim() && out->shape().back() == d->n &&
+                      std::equal(batch.begin(), batch.end(), out->shape().begin());
+  if (!out_ok) {
+    return Status(ErrorStatus() << fn << ": output " << out_name << " is " << vm::ShapeToString(out->shape())
+                                << ", expected X's " << vm::ShapeToString(x->shape()) << " with the last dimension "
+                                << d->n);
+  }
+  const std::string inputs = std::string(with_bias ? "X, W and " : "X and W") + (with_bias ? bias_name : "");
+  STRATA_RETURN_IF_ERROR(CheckOutput(fn, out_name, out, {x, w, bias}, inputs.c_str()));
+  d->m = Product(batch);
+  return Status::Ok();
+}
+
+Status GetMatmulArgs(const char* fn, const vm::Value* const* args, int32_t num_args, MatmulArgs* mm) {
+  STRATA_RETURN_IF_ERROR(CheckArgCount(fn, num_args, 3, "A, B, C"));
+  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 0, "A", 2, -1, &mm->a));
+  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 1, "B", 2, -1, &mm->b));
+  STRATA_RETURN_IF_ERROR(GetF32(fn, args, 2, "C", 2, -1, &mm->c));
+  const auto a = mm->a->shape(), b = mm->b->shape();
+  const size_t ra = a.size(), rb = b.size();
+  mm->m = a[ra - 2];
+  mm->k = a[ra - 1];
+  mm->n = b[rb - 1];
+  if (b[rb - 2] != mm->k) {
+    return Status(ErrorStatus() << fn << ": inner dimensions differ: A is " << vm::ShapeToString(a) << " and B is "
+                                << vm::ShapeToString(b) << " (A dimension " << ra - 1 << " = " << mm->k
+                                << ", B dimension " << rb - 2 << " = " << b[rb - 2] << ")");
+  }
+  return Status::Ok();
 }
 
 }  // namespace strata::kernels

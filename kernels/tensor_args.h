@@ -25,4 +25,25 @@ Status CheckOutput(const char* fn, const char* name, const vm::Tensor* out,
 
 int64_t Product(std::span<const int64_t> dims);
 
+// "fn expects N arguments (names), got M" unless num_args == expected.
+Status CheckArgCount(const char* fn, int32_t num_args, int32_t expected, const char* names);
+
+// The checked operands of a dense call (X[..., k], W[n, k], optional bias[n], out[..., n]).
+struct DenseArgs {
+  vm::Tensor *x = nullptr, *w = nullptr, *bias = nullptr, *out = nullptr;
+  int64_t m = 0, n = 0, k = 0;  // m: the product of X's leading dims
+};
+// Checks (X, W[, bias], out) in that order; `bias_name` / `out_name` are the
+// names errors use for them.
+Status GetDenseArgs(const char* fn, const vm::Value* const* args, int32_t num_args, bool with_bias,
+                    const char* bias_name, const char* out_name, DenseArgs* out_args);
+
+// The checked operands of a matmul: A[..., m, k], B[..., k, n], C (rank >= 2),
+// with the inner dimensions agreeing. Batch dims are the caller's to check.
+struct MatmulArgs {
+  vm::Tensor *a = nullptr, *b = nullptr, *c = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+};
+Status GetMatmulArgs(const char* fn, const vm::Value* const* args, int32_t num_args, MatmulArgs* out_args);
+
 }  // namespace strata::kernels

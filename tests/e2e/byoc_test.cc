@@ -12,6 +12,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/parser.h"
+#include "compiler/ir/printer.h"
 #include "compiler/pattern/dataflow_pattern.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "vm/npy.h"
@@ -155,6 +156,44 @@ func @main(x: Tensor[(n, 4), f32]) -> Tensor[(n, 4), f32] {
   return y
 }
 )";
+
+TEST(ByocRegion, ABackendMayTakeAWholeOffloadedFunctionAsOneCall) {
+  // Two composites (relu -> relu) merged into one offloaded function, which the
+  // backend implements as one external function: one call for the region.
+  static const bool registered = [] {
+    Status status = byoc::RegisterBackend(byoc::Backend{
+        "region",
+        {pattern::FusionPattern{"region.relu", pattern::IsOp("relu", {pattern::Wildcard()}), {}, nullptr}},
+        [](const byoc::OffloadedFunction& f) -> StatusOr<byoc::CodegenResult> {
+          byoc::CodegenResult result;
+          EXPECT_EQ(f.composites.size(), 2u);
+          result.function_call = byoc::ExternalCall{"region.relu_relu", {}};
+          return result;
+        },
+        "test"});
+    EXPECT_TRUE(status.ok()) << status.message();
+    return true;
+  }();
+  (void)registered;
+  auto module = ir::ParseModule(R"(
+func @main(x: Tensor[(n, 4), f32]) -> Tensor[(n, 4), f32] {
+  y = relu(x)
+  z = relu(y)
+  return z
+}
+)",
+                                "relu2.sir");
+  ASSERT_TRUE(module.ok());
+  driver::CompileOptions options;
+  options.byoc_backends = {"region"};
+  auto lowered = driver::Lower(std::move(module).value(), options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  const std::string text = ir::PrintModule(lowered.value());
+  EXPECT_NE(text.find("call_packed(\"region.relu_relu\", x, out)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("relu("), std::string::npos) << "nothing is left for LegalizeOps:\n" << text;
+  ASSERT_EQ(lowered.value().external_modules().size(), 1u);
+  EXPECT_EQ(lowered.value().external_modules()[0].symbols, std::vector<std::string>{"region.relu_relu"});
+}
 
 TEST(ByocErrors, ACodegenFailureNamesTheFunctionAndTheBackend) {
   RegisterTestBackends();
