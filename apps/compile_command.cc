@@ -53,6 +53,7 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "tir-library", po::value<std::vector<std::string>>(),
       "add the tensor programs of this .sir file (hand-written kernels with attrs {dispatch = \"op\"})")(
       "time-passes", "print the wall time of every pass")(
+      "no-memory-plan", "skip PlanMemory: every tensor is its own allocation from the VM's pool (docs/memory.md)")(
       "cpu", po::value<std::string>(), "compile kernels for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
       "cpu-features", po::value<std::string>(), "LLVM feature string for the kernels, e.g. +avx2,+fma,-avx512f")(
       "dump-llvm-ir", po::value<std::string>(), "write the optimized LLVM IR of the tensor programs to this file");
@@ -88,6 +89,7 @@ int RunCompileCommand(const std::vector<std::string>& args) {
     }
   }
 
+  if (vm.count("no-memory-plan")) compile_options.plan_memory = false;
   const std::string input = vm["input"].as<std::string>();
   const std::string output = vm["output"].as<std::string>();
   frontend::OnnxImportOptions import_options;

@@ -1,13 +1,22 @@
 // strata run: load an executable, call one function with tensors from .npy files
-// or inline values, and print or save the result.
+// or inline values, and print or save the result. --repeat / --warmup time the
+// call, --profile and --trace say where its time goes (vm/profiler.h).
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
 #include "vm/executable.h"
 #include "vm/npy.h"
+#include "vm/profiler.h"
 #include "vm/tensor_compare.h"
 #include "vm/virtual_machine.h"
 
@@ -99,6 +108,91 @@ Status CollectTensors(const vm::Value& value, std::vector<vm::Value>* out) {
   return Status::Ok();
 }
 
+// "12.0 KiB", "512 B": sizes for people.
+std::string FormatBytes(int64_t bytes) {
+  char text[32];
+  if (bytes < 1024) {
+    std::snprintf(text, sizeof(text), "%lld B", static_cast<long long>(bytes));
+  } else if (bytes < 1024 * 1024) {
+    std::snprintf(text, sizeof(text), "%.1f KiB", static_cast<double>(bytes) / 1024);
+  } else {
+    std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024 * 1024));
+  }
+  return text;
+}
+
+// One line of --stats: what call `index` (1-based) allocated and held.
+void PrintMemoryStats(size_t index, const vm::MemoryStats& stats) {
+  double ratio = stats.lower_bound_bytes > 0
+                     ? static_cast<double>(stats.peak_live_bytes) / static_cast<double>(stats.lower_bound_bytes)
+                     : 1.0;
+  std::fprintf(stderr,
+               "memory, call %zu: %lld allocations, %lld from the system (%s); peak live %s (%lld bytes), "
+               "lower bound %s (%lld bytes), %.2fx\n",
+               index, static_cast<long long>(stats.allocations), static_cast<long long>(stats.system_allocations),
+               FormatBytes(stats.system_bytes).c_str(), FormatBytes(stats.peak_live_bytes).c_str(),
+               static_cast<long long>(stats.peak_live_bytes), FormatBytes(stats.lower_bound_bytes).c_str(),
+               static_cast<long long>(stats.lower_bound_bytes), ratio);
+}
+
+// --repeat, --warmup, --profile and --trace, checked.
+struct TimingOptions {
+  int64_t warmup = 0;          // untimed calls first
+  int64_t repeat = 1;          // then the timed (and profiled) calls
+  bool print_latency = false;  // --repeat was given
+  bool profile = false;
+  std::string trace_path;  // empty: no trace
+};
+
+// The latency of every timed call is kept (8 bytes each), so the count is
+// bounded: at most 80 MB.
+constexpr int64_t kMaxCalls = 10'000'000;
+
+// Reads the timing options; false after printing the usage error.
+bool ParseTimingOptions(const po::variables_map& vm, TimingOptions* out) {
+  if (vm.count("repeat")) {
+    out->repeat = vm["repeat"].as<int64_t>();
+    out->print_latency = true;
+    if (out->repeat < 1 || out->repeat > kMaxCalls) {
+      std::fprintf(stderr, "strata run: --repeat must be between 1 and %lld, got %lld\n",
+                   static_cast<long long>(kMaxCalls), static_cast<long long>(out->repeat));
+      return false;
+    }
+  }
+  out->warmup = vm["warmup"].as<int64_t>();
+  if (out->warmup < 0 || out->warmup > kMaxCalls) {
+    std::fprintf(stderr, "strata run: --warmup must be between 0 and %lld, got %lld\n",
+                 static_cast<long long>(kMaxCalls), static_cast<long long>(out->warmup));
+    return false;
+  }
+  out->profile = vm.count("profile") > 0;
+  if (vm.count("trace")) {
+    out->trace_path = vm["trace"].as<std::string>();
+    if (out->trace_path.empty()) {
+      std::fprintf(stderr, "strata run: --trace needs a file name (--trace=trace.json)\n");
+      return false;
+    }
+  }
+  return true;
+}
+
+// "latency over 100 runs: median 12.30 us, p90 13.02 us, min 11.80 us, mean 12.41 us".
+// The median of an even count is the mean of the middle two; p90 is the
+// nearest-rank percentile (the smallest latency >= 90% of the runs).
+std::string FormatLatency(std::vector<double> us, int64_t warmup) {
+  std::sort(us.begin(), us.end());
+  const size_t n = us.size();
+  const double median = n % 2 == 1 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+  const double p90 = us[static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1];
+  double sum = 0;
+  for (double v : us) sum += v;
+  char text[256];
+  std::snprintf(text, sizeof(text), "latency over %zu run%s%s: median %.2f us, p90 %.2f us, min %.2f us, mean %.2f us",
+                n, n == 1 ? "" : "s", warmup > 0 ? (" after " + std::to_string(warmup) + " warmup").c_str() : "",
+                median, p90, us.front(), sum / static_cast<double>(n));
+  return text;
+}
+
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args) {
@@ -111,7 +205,17 @@ int RunRunCommand(const std::vector<std::string>& args) {
       "expected-output", po::value<std::vector<std::string>>(),
       "compare the result (one per tuple field) with @file.npy or an inline tensor; exit 1 if they differ")(
       "rtol", po::value<double>()->default_value(1e-4, "1e-4"), "relative tolerance of --expected-output")(
-      "atol", po::value<double>()->default_value(1e-5, "1e-5"), "absolute tolerance of --expected-output");
+      "atol", po::value<double>()->default_value(1e-5, "1e-5"), "absolute tolerance of --expected-output")(
+      "stats", "print per call (to stderr): allocations, bytes from the system, peak live bytes and the lower "
+               "bound (the most tensor bytes alive at once); see docs/memory.md")(
+      "repeat", po::value<int64_t>(),
+      "call the function N times (after --warmup calls) and print (to stderr) the latency: median, p90, min, mean")(
+      "warmup", po::value<int64_t>()->default_value(0), "untimed calls before the timed ones")(
+      "profile", "print (to stderr) the time per instruction kind, per kernel and per library function of the "
+                 "timed calls; see docs/vm.md")(
+      "trace", po::value<std::string>(),
+      "write a Chrome trace-event JSON of every call the timed calls make to this file (open it in "
+      "https://ui.perfetto.dev)");
   po::positional_options_description positional;
   positional.add("executable", 1);
   po::variables_map vm;
@@ -123,6 +227,8 @@ int RunRunCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "strata run: --rtol and --atol must be non-negative numbers\n");
     return 2;
   }
+  TimingOptions timing;
+  if (!ParseTimingOptions(vm, &timing)) return 2;
   const std::string path = vm["executable"].as<std::string>();
   auto executable = vm::Executable::MapFile(path);
   if (!executable.ok()) {
@@ -143,16 +249,64 @@ int RunRunCommand(const std::vector<std::string>& args) {
     }
   }
 
+  // Opened before anything runs, so a bad path fails fast.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_file(nullptr, &std::fclose);
+  if (!timing.trace_path.empty()) {
+    trace_file.reset(std::fopen(timing.trace_path.c_str(), "w"));
+    if (!trace_file) {
+      std::fprintf(stderr, "strata run: cannot write the trace to '%s': %s\n", timing.trace_path.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+  }
+
   vm::VirtualMachine machine(*executable);
   const std::string function = vm["function"].as<std::string>();
-  StatusOr<vm::Value> result = machine.Invoke(function, inputs);
-  if (!result.ok()) {
-    std::fprintf(stderr, "error: %s\n", result.status().message().c_str());
-    return 1;
+  // The profiler watches the timed calls only (the warmup calls fill the
+  // memory pool's cache, which is what a service's steady state looks like);
+  // their latencies then include its clock reads.
+  std::unique_ptr<vm::Profiler> profiler;
+  if (timing.profile || trace_file) {
+    const vm::Profiler::Options options{.record_trace = trace_file != nullptr};
+    profiler = std::make_unique<vm::Profiler>(*executable, options);
+  }
+  std::vector<double> latencies_us;
+  latencies_us.reserve(static_cast<size_t>(timing.repeat));
+  vm::Value result;
+  bool failed = false;
+  for (int64_t call = 0; call < timing.warmup + timing.repeat && !failed; ++call) {
+    if (call == timing.warmup && profiler) (void)machine.SetProfiler(profiler.get());  // same executable
+    const auto start = std::chrono::steady_clock::now();
+    StatusOr<vm::Value> called = machine.Invoke(function, inputs);
+    const auto end = std::chrono::steady_clock::now();
+    if (!called.ok()) {
+      std::fprintf(stderr, "error: %s\n", called.status().message().c_str());
+      failed = true;
+      continue;
+    }
+    if (vm.count("stats")) PrintMemoryStats(static_cast<size_t>(call) + 1, machine.last_memory_stats());
+    if (call >= timing.warmup) latencies_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+    result = std::move(called).value();
+  }
+  // A failed call still reports what the profiler saw up to the failure.
+  if (timing.profile) std::fputs(profiler->FormatReport().c_str(), stderr);
+  if (trace_file) {
+    const std::string json = profiler->TraceJson();
+    const bool written = std::fwrite(json.data(), 1, json.size(), trace_file.get()) == json.size();
+    if (!written || std::fclose(trace_file.release()) != 0) {
+      std::fprintf(stderr, "strata run: cannot write the trace to '%s': %s\n", timing.trace_path.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+  }
+  if (failed) return 1;
+  if (timing.print_latency) {
+    std::fprintf(stderr, "%s%s\n", FormatLatency(latencies_us, timing.warmup).c_str(),
+                 profiler ? " (profiled: includes the profiler's clock reads)" : "");
   }
 
   std::vector<vm::Value> results;
-  (void)CollectTensors(*result, &results);
+  (void)CollectTensors(result, &results);
   std::vector<std::string> outputs;
   if (vm.count("output")) outputs = vm["output"].as<std::vector<std::string>>();
   if (!outputs.empty() && outputs.size() != results.size()) {

@@ -14,6 +14,10 @@
 //                           matmul and conv2d chains on oneDNN); default_us is the
 //                           default build's time measured in the same run and
 //                           speedup_vs_default = default_us / this row's time
+//   Zoo/<model>/no_memory_plan  compiled with --no-memory-plan: every tensor
+//                           its own allocation from the VM's pool instead of the
+//                           plan's arena and tokens; same counters (below 1,
+//                           the plan saves time)
 // benchmarks/peers/onnx_zoo_peers.py runs this program and times onnxruntime
 // and PyTorch on the same inputs, reporting ratios (see benchmarks/peers/README.md).
 #include <benchmark/benchmark.h>
@@ -81,9 +85,9 @@ struct LoadedModel {
 // Imports, compiles, loads and checks `model` the first time it is asked for;
 // Google Benchmark calls a benchmark function several times (to size the
 // iteration count, and once per repetition), and compilation must not repeat.
-LoadedModel& GetModel(const std::string& model, const std::string& byoc = "") {
+LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bool plan_memory = true) {
   static std::map<std::string, LoadedModel> cache;
-  const std::string key = model + "/" + byoc;
+  const std::string key = model + "/" + byoc + (plan_memory ? "" : "/no_memory_plan");
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
 
@@ -91,6 +95,7 @@ LoadedModel& GetModel(const std::string& model, const std::string& byoc = "") {
   ir::IRModule module = OrDie(frontend::ImportOnnxFile((dir / "model.onnx").string()));
   driver::CompileOptions options;
   if (!byoc.empty()) options.byoc_backends = {byoc};
+  options.plan_memory = plan_memory;
   const std::vector<uint8_t> bytes = OrDie(driver::Compile(std::move(module), options));
   LoadedModel loaded;
   loaded.machine = std::make_unique<vm::VirtualMachine>(OrDie(vm::Executable::LoadFromBytes(bytes)));
@@ -113,9 +118,10 @@ void BM_Zoo(benchmark::State& state, const std::string& model) {
   }
 }
 
-void BM_ZooByoc(benchmark::State& state, const std::string& model, const std::string& byoc) {
+// A variant of the default build, timed against it in the same run.
+void BM_ZooVariant(benchmark::State& state, const std::string& model, const std::string& byoc, bool plan_memory) {
   LoadedModel& baseline = GetModel(model);
-  LoadedModel& loaded = GetModel(model, byoc);
+  LoadedModel& loaded = GetModel(model, byoc, plan_memory);
   const double baseline_seconds = SecondsPerCall([&] {
     StatusOr<vm::Value> result = baseline.machine->Invoke("main", baseline.inputs);
     if (!result.ok()) Die(model + ": " + result.status().message());
@@ -138,8 +144,14 @@ int main(int argc, char** argv) {
         ->UseRealTime();
   }
   for (const char* model : strata::bench::kModels) {
-    benchmark::RegisterBenchmark((std::string("Zoo/") + model + "/byoc_dnnl").c_str(), strata::bench::BM_ZooByoc,
-                                 std::string(model), std::string("dnnl"))
+    benchmark::RegisterBenchmark((std::string("Zoo/") + model + "/byoc_dnnl").c_str(), strata::bench::BM_ZooVariant,
+                                 std::string(model), std::string("dnnl"), true)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  for (const char* model : strata::bench::kModels) {
+    benchmark::RegisterBenchmark((std::string("Zoo/") + model + "/no_memory_plan").c_str(),
+                                 strata::bench::BM_ZooVariant, std::string(model), std::string(), false)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }

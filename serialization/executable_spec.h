@@ -17,6 +17,26 @@ namespace strata::serialization {
 
 enum class FunctionKindSpec : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2 };
 
+// The memory plan of a bytecode function (descriptive; see executable.fbs).
+struct PlannedStorageSpec {
+  std::string name;
+  std::string size;
+  int64_t static_bytes = -1;
+};
+struct PlannedTensorSpec {
+  std::string name;
+  std::string type;
+  int32_t storage = 0;
+  int64_t offset = 0;
+};
+struct MemoryPlanSpec {
+  std::vector<PlannedStorageSpec> storages;
+  std::vector<PlannedTensorSpec> tensors;
+  std::vector<std::string> pooled;
+  std::vector<std::string> bounds;
+  bool empty() const { return storages.empty() && tensors.empty() && pooled.empty() && bounds.empty(); }
+};
+
 struct FunctionSpec {
   std::string name;
   FunctionKindSpec kind = FunctionKindSpec::kBytecode;
@@ -30,6 +50,8 @@ struct FunctionSpec {
   std::string symbol;
   // Kernel / Library functions of a BYOC backend: its name.
   std::string backend;
+  // Bytecode functions.
+  MemoryPlanSpec memory_plan;
 };
 
 struct TensorConstantSpec {

@@ -230,6 +230,36 @@ class FunctionVerifier {
   std::vector<Jump> jumps_;
 };
 
+// The descriptive memory plan: printable text and storage indices in range.
+Status VerifyMemoryPlan(const std::string& label, const fb::MemoryPlan* plan) {
+  const std::string where = label + ": memory_plan";
+  uint32_t num_storages = SizeOf(plan->storages());
+  for (uint32_t i = 0; i < num_storages; ++i) {
+    const fb::PlannedStorage* s = plan->storages()->Get(i);
+    std::string at = where + ".storages[" + std::to_string(i) + "]";
+    STRATA_RETURN_IF_ERROR(CheckName(at, "name", s->name()));
+    STRATA_RETURN_IF_ERROR(CheckName(at, "size", s->size()));
+  }
+  for (uint32_t i = 0; i < SizeOf(plan->tensors()); ++i) {
+    const fb::PlannedTensor* t = plan->tensors()->Get(i);
+    std::string at = where + ".tensors[" + std::to_string(i) + "]";
+    STRATA_RETURN_IF_ERROR(CheckName(at, "name", t->name()));
+    STRATA_RETURN_IF_ERROR(CheckName(at, "type", t->type()));
+    if (t->storage() < 0 || static_cast<uint32_t>(t->storage()) >= num_storages) {
+      return Status(ErrorStatus() << at << ": storage " << t->storage() << " out of range (" << num_storages
+                                  << " storages)");
+    }
+    if (t->offset() < 0) return Status(ErrorStatus() << at << ": negative offset " << t->offset());
+  }
+  for (uint32_t i = 0; i < SizeOf(plan->pooled()); ++i) {
+    STRATA_RETURN_IF_ERROR(CheckName(where, ("pooled[" + std::to_string(i) + "]").c_str(), plan->pooled()->Get(i)));
+  }
+  for (uint32_t i = 0; i < SizeOf(plan->bounds()); ++i) {
+    STRATA_RETURN_IF_ERROR(CheckName(where, ("bounds[" + std::to_string(i) + "]").c_str(), plan->bounds()->Get(i)));
+  }
+  return Status::Ok();
+}
+
 Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Function* f) {
   const std::string index_label = "functions[" + std::to_string(index) + "]";
   STRATA_RETURN_IF_ERROR(CheckName(index_label, "name", f->name()));
@@ -241,6 +271,7 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
                                        f->param_names()->Get(i)));
     }
   }
+  if (f->memory_plan() != nullptr) STRATA_RETURN_IF_ERROR(VerifyMemoryPlan(label, f->memory_plan()));
   switch (f->kind()) {
     case fb::FunctionKind::Bytecode:
       return FunctionVerifier(exe, index, f).Verify();

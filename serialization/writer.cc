@@ -13,6 +13,20 @@ namespace {
 
 namespace fbs = ::flatbuffers;
 
+fbs::Offset<fb::MemoryPlan> WriteMemoryPlan(fbs::FlatBufferBuilder& b, const MemoryPlanSpec& plan) {
+  std::vector<fbs::Offset<fb::PlannedStorage>> storages;
+  for (const PlannedStorageSpec& s : plan.storages) {
+    storages.push_back(fb::CreatePlannedStorage(b, b.CreateString(s.name), b.CreateString(s.size), s.static_bytes));
+  }
+  std::vector<fbs::Offset<fb::PlannedTensor>> tensors;
+  for (const PlannedTensorSpec& t : plan.tensors) {
+    tensors.push_back(
+        fb::CreatePlannedTensor(b, b.CreateString(t.name), b.CreateString(t.type), t.storage, t.offset));
+  }
+  return fb::CreateMemoryPlan(b, b.CreateVector(storages), b.CreateVector(tensors),
+                              b.CreateVectorOfStrings(plan.pooled), b.CreateVectorOfStrings(plan.bounds));
+}
+
 fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const FunctionSpec& f) {
   auto name = b.CreateString(f.name);
   fbs::Offset<fbs::Vector<fbs::Offset<fbs::String>>> param_names;
@@ -23,6 +37,8 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   if (!f.symbol.empty()) symbol = b.CreateString(f.symbol);
   fbs::Offset<fbs::String> backend;
   if (!f.backend.empty()) backend = b.CreateString(f.backend);
+  fbs::Offset<fb::MemoryPlan> memory_plan;
+  if (!f.memory_plan.empty()) memory_plan = WriteMemoryPlan(b, f.memory_plan);
   fb::FunctionBuilder fn(b);
   fn.add_name(name);
   fn.add_kind(static_cast<fb::FunctionKind>(f.kind));
@@ -33,6 +49,7 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   fn.add_module_index(f.module_index);
   if (!symbol.IsNull()) fn.add_symbol(symbol);
   if (!backend.IsNull()) fn.add_backend(backend);
+  if (!memory_plan.IsNull()) fn.add_memory_plan(memory_plan);
   return fn.Finish();
 }
 

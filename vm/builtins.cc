@@ -10,6 +10,7 @@
 
 #include "kernels/blas.h"
 #include "kernels/dnnl.h"
+#include "vm/memory_pool.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
@@ -73,6 +74,13 @@ Status CheckHeapIndex(const char* builtin, const Tensor* heap, int64_t index) {
   return Status::Ok();
 }
 
+// Tensors and storages come from the running VM's pool (vm/memory_pool.h); a
+// builtin called outside a VM (a test, a user's C++) allocates from the system.
+StatusOr<Ref<Tensor>> NewTensor(std::span<const int64_t> shape, DataType dtype) {
+  if (MemoryPool* pool = CurrentMemoryPool()) return pool->AllocateTensor(shape, dtype);
+  return Tensor::Empty(shape, dtype, kCpuDevice);
+}
+
 // ---- builtins ----------------------------------------------------------------
 
 Status ShapeOf(void*, const Value* const* args, int32_t num_args, Value* out_result) {
@@ -94,7 +102,7 @@ Status AllocShapeHeap(void*, const Value* const* args, int32_t num_args, Value* 
     return Status(ErrorStatus() << kName << ": size " << size << " out of range (0 to " << kMaxHeapSize << ")");
   }
   int64_t dims[1] = {size};
-  STRATA_ASSIGN_OR_RETURN(Ref<Tensor> heap, Tensor::Empty(dims, DataType::I64()));
+  STRATA_ASSIGN_OR_RETURN(Ref<Tensor> heap, NewTensor(dims, DataType::I64()));
   if (size > 0) std::memset(heap->data(), 0, static_cast<size_t>(heap->num_bytes()));
   *out_result = Value::FromTensor(std::move(heap));
   return Status::Ok();
@@ -284,17 +292,44 @@ Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_r
   return Status::Ok();
 }
 
+// check_bound(shape(v), lo, hi, err_ctx): v within [lo, hi], the range a memory
+// plan sized its arena for.
+Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
+  constexpr const char* kName = "vm.builtin.check_bound";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "v, lo, hi, err_ctx"));
+  const Value& v = *args[0];
+  if (!v.is_shape() || v.shape().size() != 1) return KindError(kName, 0, "v", "a Shape of one dimension", v);
+  int64_t lo, hi;
+  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "lo", &lo));
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 2, "hi", &hi));
+  STRATA_RETURN_IF_ERROR(GetString(kName, args, 3, "err_ctx", &ctx));
+  int64_t value = v.shape()[0];
+  if (value < lo || value > hi) return Status(ErrorStatus() << *ctx << ": got " << value);
+  return Status::Ok();
+}
+
+// alloc_storage(bytes, alignment): `bytes` is an Int, or a one-dimensional Shape
+// when the size is symbolic (the plan computes it with make_shape).
 Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = "vm.builtin.alloc_storage";
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "bytes, alignment"));
   int64_t bytes, alignment;
-  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 0, "bytes", &bytes));
+  const Value& size = *args[0];
+  if (size.is_shape() && size.shape().size() == 1) {
+    bytes = size.shape()[0];
+  } else if (size.is_int()) {
+    bytes = size.int_value();
+  } else {
+    return KindError(kName, 0, "bytes", "an Int or a Shape of one dimension", size);
+  }
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "alignment", &alignment));
   if (bytes < 0) return Status(ErrorStatus() << kName << ": negative size " << bytes);
   if (alignment <= 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
     return Status(ErrorStatus() << kName << ": alignment " << alignment << " is not a power of two up to 4096");
   }
-  auto storage = Storage::Allocate(bytes, alignment, kCpuDevice);
+  MemoryPool* pool = CurrentMemoryPool();
+  auto storage = pool ? pool->AllocateStorage(bytes, alignment) : Storage::Allocate(bytes, alignment, kCpuDevice);
   if (!storage.ok()) return Status(storage.status()).WithContext(std::string(kName) + ": ");
   *out_result = Value::FromStorage(std::move(storage).value());
   return Status::Ok();
@@ -321,7 +356,7 @@ Status AllocTensor(void*, const Value* const* args, int32_t num_args, Value* out
   if (!args[0]->is_shape()) return KindError(kName, 0, "shape", "a Shape", *args[0]);
   DataType dtype;
   STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 1, "dtype", &dtype));
-  auto tensor = Tensor::Empty(args[0]->shape(), dtype, kCpuDevice);
+  auto tensor = NewTensor(args[0]->shape(), dtype);
   if (!tensor.ok()) return Status(tensor.status()).WithContext(std::string(kName) + ": ");
   *out_result = Value::FromTensor(std::move(tensor).value());
   return Status::Ok();
@@ -374,6 +409,7 @@ constexpr BuiltinEntry kBuiltins[] = {
     {"vm.builtin.check_tuple_info", &CheckTupleInfo},
     {"vm.builtin.match_shape", &MatchShape},
     {"vm.builtin.make_shape", &MakeShape},
+    {"vm.builtin.check_bound", &CheckBound},
     {"vm.builtin.alloc_storage", &AllocStorage},
     {"vm.builtin.alloc_tensor_from_storage", &AllocTensorFromStorage},
     {"vm.builtin.alloc_tensor", &AllocTensor},

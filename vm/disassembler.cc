@@ -104,6 +104,31 @@ std::string DisassembleFunction(const Executable& exe, const VMFunction& f) {
   return out.str();
 }
 
+namespace {
+
+// The compiler's memory plan of one function: storages with the tensors placed in
+// them, what was left to the pooled allocator, and the bounds the plan relies on.
+void DescribeMemoryPlan(const serialization::MemoryPlanSpec& plan, std::ostringstream& out) {
+  if (plan.empty()) return;
+  out << "      memory plan: " << plan.storages.size() << " storage" << (plan.storages.size() == 1 ? "" : "s")
+      << ", " << plan.tensors.size() << " tensor" << (plan.tensors.size() == 1 ? "" : "s") << " planned, "
+      << plan.pooled.size() << " pooled\n";
+  for (size_t s = 0; s < plan.storages.size(); ++s) {
+    const serialization::PlannedStorageSpec& storage = plan.storages[s];
+    out << "        " << storage.name << "  "
+        << (storage.static_bytes >= 0 ? std::to_string(storage.static_bytes) : storage.size) << " bytes"
+        << (storage.static_bytes >= 0 ? "  (static arena)" : "  (symbolic, reused)") << "\n";
+    for (const serialization::PlannedTensorSpec& t : plan.tensors) {
+      if (t.storage != static_cast<int32_t>(s)) continue;
+      out << "          +" << t.offset << "  " << t.name << ": " << t.type << "\n";
+    }
+  }
+  for (const std::string& p : plan.pooled) out << "        pooled  " << p << "\n";
+  for (const std::string& b : plan.bounds) out << "        bound checked at run time: " << b << "\n";
+}
+
+}  // namespace
+
 std::string DescribeExecutable(const Executable& exe) {
   std::ostringstream out;
   out << "Strata executable, format " << exe.format_major() << "." << exe.format_minor() << ", producer "
@@ -136,6 +161,7 @@ std::string DescribeExecutable(const Executable& exe) {
         out << "  params (";
         for (size_t p = 0; p < f.param_names.size(); ++p) out << (p ? ", " : "") << f.param_names[p];
         out << ")  registers " << f.num_registers << "  code " << f.code.size() << " words\n";
+        DescribeMemoryPlan(f.memory_plan, out);
         out << DisassembleFunction(exe, f);
         break;
       }

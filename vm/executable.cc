@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "serialization/format_version.h"
 #include "serialization/reader.h"
 #include "support/printable_text.h"
+#include "vm/bytecode.h"
 #include "vm/cpu_features.h"
 #include "vm/native_module.h"
 
@@ -38,6 +40,30 @@ struct Executable::Buffer {
 };
 
 namespace {
+
+std::string Str(const fbs::String* s) { return s ? s->str() : std::string(); }
+
+serialization::MemoryPlanSpec ReadMemoryPlan(const fb::MemoryPlan& plan) {
+  serialization::MemoryPlanSpec out;
+  if (plan.storages()) {
+    for (const fb::PlannedStorage* s : *plan.storages()) {
+      out.storages.push_back({Str(s->name()), Str(s->size()), s->static_bytes()});
+    }
+  }
+  if (plan.tensors()) {
+    for (const fb::PlannedTensor* t : *plan.tensors()) {
+      out.tensors.push_back({Str(t->name()), Str(t->type()), t->storage(), t->offset()});
+    }
+  }
+  if (plan.pooled()) {
+    for (const fbs::String* p : *plan.pooled()) out.pooled.push_back(Str(p));
+  }
+  if (plan.bounds()) {
+    for (const fbs::String* b : *plan.bounds()) out.bounds.push_back(Str(b));
+  }
+  return out;
+}
+
 
 constexpr size_t kAlignment = serialization::kConstantAlignment;
 
@@ -158,6 +184,7 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
       if (f->name()) out.name = f->name()->str();
       out.kind = static_cast<FunctionKind>(f->kind());
       if (f->backend()) out.backend = f->backend()->str();
+      if (const fb::MemoryPlan* plan = f->memory_plan()) out.memory_plan = ReadMemoryPlan(*plan);
       if (out.kind == FunctionKind::kBytecode) {
         out.num_params = f->num_params();
         out.num_registers = f->num_registers();
@@ -283,8 +310,73 @@ Status Executable::Resolve() {
       f.kernel = kernel.value();
     }
   }
+  DecodeForDispatch();
   resolved_ = true;
   return Status::Ok();
+}
+
+void Executable::DecodeForDispatch() {
+  static_assert(sizeof(uintptr_t) == sizeof(int64_t), "dispatch operands hold a pointer in a word");
+  // Calls `visit(offset)` for the offset of every Call operand of `f` (verified code).
+  auto for_each_operand = [](const VMFunction& f, auto&& visit) {
+    for (size_t pc = 0; pc < f.code.size();) {
+      const auto op = static_cast<Opcode>(f.code[pc]);
+      size_t length = static_cast<size_t>(OpcodeFixedWords(op));
+      if (op == Opcode::kCall) {
+        const auto nargs = static_cast<size_t>(f.code[pc + 3]);
+        for (size_t i = 0; i < nargs; ++i) visit(pc + 4 + i);
+        length += nargs;
+      }
+      pc += length;
+    }
+  };
+  // One Value per distinct immediate / function operand word, all collected
+  // before any address is taken.
+  std::unordered_map<int64_t, size_t> value_index;
+  size_t total_words = 0;
+  for (const VMFunction& f : functions_) {
+    if (f.kind != FunctionKind::kBytecode) continue;
+    total_words += f.code.size();
+    for_each_operand(f, [&](size_t at) {
+      const OperandKind kind = DecodeOperandKind(f.code[at]);
+      if (kind == OperandKind::kImmediate || kind == OperandKind::kFunction) {
+        value_index.emplace(f.code[at], value_index.size());
+      }
+    });
+  }
+  operand_values_.resize(value_index.size());
+  for (const auto& [word, index] : value_index) {
+    const int64_t value = DecodeOperandValue(word);
+    operand_values_[index] =
+        DecodeOperandKind(word) == OperandKind::kImmediate ? Value::FromInt(value) : Value::FromFunction(value);
+  }
+  dispatch_words_.reserve(total_words);  // the spans below point into it
+  for (VMFunction& f : functions_) {
+    if (f.kind != FunctionKind::kBytecode) continue;
+    const size_t begin = dispatch_words_.size();
+    dispatch_words_.insert(dispatch_words_.end(), f.code.begin(), f.code.end());
+    int64_t* words = dispatch_words_.data() + begin;
+    for_each_operand(f, [&](size_t at) {
+      const int64_t word = f.code[at];
+      const Value* target = nullptr;
+      switch (DecodeOperandKind(word)) {
+        case OperandKind::kRegister:
+          words[at] = DecodeOperandValue(word);
+          return;
+        case OperandKind::kConstant:
+          target = &constants_[static_cast<size_t>(DecodeOperandValue(word))];
+          break;
+        case OperandKind::kImmediate:
+        case OperandKind::kFunction:
+          target = &operand_values_[value_index.at(word)];
+          break;
+      }
+      const auto address = reinterpret_cast<uintptr_t>(target);
+      assert((address & kDispatchValueTag) == 0 && "user-space addresses leave the top bit clear");
+      words[at] = static_cast<int64_t>(address | kDispatchValueTag);
+    });
+    f.dispatch_code = std::span<const int64_t>(words, f.code.size());
+  }
 }
 
 std::optional<int32_t> Executable::FindEntryPoint(std::string_view name) const {

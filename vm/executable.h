@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "serialization/executable_spec.h"
 #include "support/status.h"
 #include "vm/kernel_abi.h"
 #include "vm/registry.h"
@@ -35,6 +36,14 @@ namespace strata::vm {
 class NativeModule;
 
 enum class FunctionKind : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2 };
+
+// Operand words of VMFunction::dispatch_code. A register operand stays its
+// register index (>= 0). Any other operand becomes the address of the Value it
+// denotes with this bit set: its entry in constants(), or an Int / Function
+// Value the executable keeps for each distinct immediate and function operand.
+// The interpreter then turns any operand into a Value pointer with one compare,
+// constructing nothing.
+inline constexpr uint64_t kDispatchValueTag = uint64_t{1} << 63;
 const char* FunctionKindName(FunctionKind kind);  // "bytecode", "kernel", "library"
 
 // One entry of the function table, with everything the interpreter needs.
@@ -46,6 +55,9 @@ struct VMFunction {
   int32_t num_registers = 0;
   std::vector<std::string> param_names;  // one per parameter ("arg0".. when the file has none)
   std::span<const int64_t> code;         // verified instructions, inside the file bytes
+  // `code` as the interpreter runs it: the same words at the same offsets, with
+  // every Call operand pre-decoded (kDispatchValueTag). Set when resolved.
+  std::span<const int64_t> dispatch_code;
   // Kernel functions.
   int32_t module_index = -1;
   std::string symbol;
@@ -54,6 +66,8 @@ struct VMFunction {
   LibraryFunction library;  // resolved at load (fn null when not resolved)
   // Kernel / Library functions offloaded by a BYOC backend: its name, else empty.
   std::string backend;
+  // Bytecode functions: the compiler's memory plan, for inspection only.
+  serialization::MemoryPlanSpec memory_plan;
 };
 
 // Description of a native module, for inspection.
@@ -119,6 +133,8 @@ class Executable {
   static StatusOr<std::shared_ptr<const Executable>> LoadChecked(std::shared_ptr<Buffer> buffer, bool mapped,
                                                                  const LoadOptions& options);
   Status Resolve();
+  // Builds every bytecode function's dispatch_code (after the constants).
+  void DecodeForDispatch();
 
   std::shared_ptr<Buffer> buffer_;
   std::span<const uint8_t> bytes_;
@@ -133,6 +149,10 @@ class Executable {
   std::vector<std::span<const uint8_t>> module_code_;
   std::vector<std::unique_ptr<NativeModule>> modules_;
   std::vector<int32_t> entry_points_;
+  // Backing of dispatch_code, and the Values of immediate and function
+  // operands it points to; sized once, never reallocated.
+  std::vector<int64_t> dispatch_words_;
+  std::vector<Value> operand_values_;
 };
 
 }  // namespace strata::vm

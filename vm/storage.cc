@@ -1,6 +1,8 @@
 // Storage allocation and release.
 #include "vm/storage.h"
 
+#include "vm/memory_pool.h"
+
 namespace strata::vm {
 
 StatusOr<Ref<Storage>> Storage::Allocate(int64_t nbytes, int64_t alignment, DLDevice device) {
@@ -12,8 +14,20 @@ Ref<Storage> Storage::WrapExternal(void* data, int64_t nbytes, DLDevice device, 
   return Ref<Storage>(new Storage(data, nbytes, device, /*owns=*/false, std::move(owner)));
 }
 
+Storage::Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool)
+    : data_(data), nbytes_(nbytes), device_(kCpuDevice), owns_(true), pool_(std::move(pool)),
+      block_bytes_(block_bytes) {}
+
+Ref<Storage> Storage::FromPool(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool) {
+  return Ref<Storage>(new Storage(data, nbytes, block_bytes, std::move(pool)));
+}
+
 Storage::~Storage() {
-  if (owns_memory()) FreeDeviceMemory(device_, data_);
+  if (pool_) {
+    pool_->Release(data_, block_bytes_);
+  } else if (owns_memory()) {
+    FreeDeviceMemory(device_, data_);
+  }
 }
 
 }  // namespace strata::vm

@@ -21,21 +21,28 @@
 
 namespace strata::vm {
 
+class MemoryPool;
+
 class Storage final : public Object {
  public:
   // Allocates `nbytes` on `device`, aligned to max(alignment, kDefaultAlignment).
   static StatusOr<Ref<Storage>> Allocate(int64_t nbytes, int64_t alignment, DLDevice device = kCpuDevice);
   // Wraps memory this storage does not own; `owner` is held until the storage dies.
   static Ref<Storage> WrapExternal(void* data, int64_t nbytes, DLDevice device, std::shared_ptr<const void> owner);
+  // A CPU block of `block_bytes` (>= nbytes) taken from `pool`, returned to it on release.
+  static Ref<Storage> FromPool(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool);
 
   void* data() const { return data_; }
   int64_t nbytes() const { return nbytes_; }
   DLDevice device() const { return device_; }
   bool owns_memory() const { return owns_; }
+  // The pool the memory came from, or null.
+  MemoryPool* pool() const { return pool_.get(); }
 
  private:
   Storage(void* data, int64_t nbytes, DLDevice device, bool owns, std::shared_ptr<const void> owner)
       : data_(data), nbytes_(nbytes), device_(device), owns_(owns), owner_(std::move(owner)) {}
+  Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool);
   ~Storage() override;
 
   void* data_;
@@ -43,6 +50,8 @@ class Storage final : public Object {
   DLDevice device_;
   bool owns_;
   std::shared_ptr<const void> owner_;
+  std::shared_ptr<MemoryPool> pool_;
+  int64_t block_bytes_ = 0;
 };
 
 }  // namespace strata::vm

@@ -1,6 +1,8 @@
 // Tensor creation, views and host copies.
 #include "vm/tensor.h"
 
+#include "vm/memory_pool.h"
+
 #include <limits>
 #include <sstream>
 
@@ -73,7 +75,11 @@ Tensor::Tensor(std::span<const int64_t> shape, DataType dtype, DLDevice device, 
 }
 
 Tensor::~Tensor() {
-  if (!storage_) FreeDeviceMemory(dl_.device, dl_.data);
+  if (!storage_) {
+    FreeDeviceMemory(dl_.device, dl_.data);
+  } else if (MemoryPool* pool = storage_->pool()) {
+    pool->AddTensorBytes(-num_bytes());
+  }
 }
 
 StatusOr<Ref<Tensor>> Tensor::Empty(std::span<const int64_t> shape, DataType dtype, DLDevice device) {
@@ -114,6 +120,7 @@ StatusOr<Ref<Tensor>> Tensor::View(Ref<Storage> storage, int64_t byte_offset, st
   }
   void* data = static_cast<uint8_t*>(storage->data()) + byte_offset;
   DLDevice device = storage->device();
+  if (MemoryPool* pool = storage->pool()) pool->AddTensorBytes(nbytes);
   return Ref<Tensor>(new Tensor(shape, dtype, device, data, count, std::move(storage)));
 }
 

@@ -3,29 +3,88 @@
 // Invariant: every register above the live frames is Null. Ret clears the frame
 // it pops and an error resets the whole stack, so tensors do not outlive the
 // call that made them and a VM can run again after any failure.
+//
+// The loop is written for the cost of a library call (docs/vm.md has the
+// numbers): it runs the executable's pre-decoded dispatch_code, where every
+// operand is a register index or the address of a Value (one compare, nothing
+// constructed); the callee's kind and function pointer come from a 32-byte
+// CallTarget; the argument array lives on the stack; everything rare (more
+// than kMaxInlineArgs operands, kernels whose Shapes expand past the inline
+// arrays, errors) is out of line. It is a template on profiling, so the
+// unprofiled instantiation contains no profiling code at all.
 #include "vm/virtual_machine.h"
 
-#include <new>
 #include <string>
 
 #include "support/printable_text.h"
 #include "vm/bytecode.h"
 #include "vm/kernel_runtime.h"
+#include "vm/profiler.h"
 
 namespace strata::vm {
 namespace {
 
-// The Value an operand denotes. Immediates and functions are built in
-// `scratch` (raw storage; Int and Function Values need no destructor).
-inline const Value* OperandValue(int64_t word, const Value* regs, const Value* consts, Value* scratch) {
-  const int64_t v = DecodeOperandValue(word);
-  switch (DecodeOperandKind(word)) {
-    case OperandKind::kRegister: return regs + v;
-    case OperandKind::kConstant: return consts + v;
-    case OperandKind::kImmediate: return new (scratch) Value(Value::FromInt(v));
-    case OperandKind::kFunction: return new (scratch) Value(Value::FromFunction(v));
+// The Value a pre-decoded operand word denotes (kDispatchValueTag): a register
+// of the current frame, or a Value the executable holds (a constant, an
+// immediate, a function).
+[[gnu::always_inline]] inline const Value* OperandValue(int64_t word, const Value* regs) {
+  return word >= 0 ? regs + word : reinterpret_cast<const Value*>(static_cast<uint64_t>(word) & ~kDispatchValueTag);
+}
+
+// A library call with more than kMaxInlineArgs operands: the argument array on
+// the heap. Out of line, so the common path constructs no vector.
+[[gnu::noinline]] Status CallLibraryOnHeap(LibraryFn fn, void* context, const int64_t* operands, int64_t nargs,
+                                           const Value* regs, Value* result) {
+  std::vector<const Value*> argv(static_cast<size_t>(nargs));
+  for (int64_t i = 0; i < nargs; ++i) argv[i] = OperandValue(operands[i], regs);
+  return fn(context, argv.data(), static_cast<int32_t>(nargs), result);
+}
+
+// Calls a library function on the Values its operands denote; `result` starts
+// Null and receives its result.
+[[gnu::always_inline]] inline Status CallLibrary(LibraryFn fn, void* context, const int64_t* operands,
+                                                 int64_t nargs, const Value* regs, Value* result) {
+  constexpr int kMaxArgs = VirtualMachine::kMaxInlineArgs;
+  if (nargs > kMaxArgs) [[unlikely]] return CallLibraryOnHeap(fn, context, operands, nargs, regs, result);
+  const Value* argv[kMaxArgs];
+  for (int64_t i = 0; i < nargs; ++i) argv[i] = OperandValue(operands[i], regs);
+  return fn(context, argv, static_cast<int32_t>(nargs), result);
+}
+
+// Writes the C arguments of a kernel call into args/codes: Tensor -> tensor,
+// Int and immediates -> i64, Float -> f64, Shape -> one i64 per dimension.
+// Writes at most `capacity` and sets *out_count to the number needed, which
+// exceeds `capacity` when Shapes expand past it (the caller then retries with
+// room for all). Errors name the kernel and the operand.
+Status MarshalKernelArgs(const VMFunction& callee, const int64_t* operands, int64_t nargs, const Value* regs,
+                         StrataKernelArg* args, int32_t* codes, int64_t capacity, int64_t* out_count) {
+  int64_t n = 0;
+  auto push = [&](int32_t code, StrataKernelArg arg) {
+    if (n < capacity) {
+      codes[n] = code;
+      args[n] = arg;
+    }
+    ++n;
+  };
+  for (int64_t i = 0; i < nargs; ++i) {
+    const Value& v = *OperandValue(operands[i], regs);
+    if (v.is_tensor()) {
+      push(STRATA_ARG_TENSOR, StrataKernelArg{.tensor = v.tensor()->dl()});
+    } else if (v.is_int()) {  // also every immediate operand
+      push(STRATA_ARG_INT, StrataKernelArg{.i64 = v.int_value()});
+    } else if (v.is_float()) {
+      push(STRATA_ARG_FLOAT, StrataKernelArg{.f64 = v.float_value()});
+    } else if (v.is_shape()) {
+      for (int64_t d : v.shape()) push(STRATA_ARG_INT, StrataKernelArg{.i64 = d});
+    } else if (v.is_function() && operands[i] < 0) {  // a function operand, not a register holding one
+      return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": cannot pass a function");
+    } else {
+      return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": cannot pass "
+                                  << v.Describe() << " (expected a Tensor, Shape, Int or Float)");
+    }
   }
-  return new (scratch) Value();  // unreachable after verification
+  *out_count = n;
+  return Status::Ok();
 }
 
 // The truth of an If condition: an Int, or a 0-d bool / integer CPU tensor.
@@ -50,8 +109,21 @@ bool ConditionTruth(const Value& c, bool* out_truth) {
 
 }  // namespace
 
-VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable) : executable_(std::move(executable)) {
+VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
+    : executable_(std::move(executable)), memory_pool_(MemoryPool::Create()) {
   frames_.reserve(16);
+  call_targets_.reserve(executable_->functions().size());
+  for (const VMFunction& f : executable_->functions()) {
+    call_targets_.push_back(CallTarget{f.kind, f.library.fn, f.library.context, &f});
+  }
+}
+
+Status VirtualMachine::SetProfiler(Profiler* profiler) {
+  if (profiler != nullptr && &profiler->executable() != executable_.get()) {
+    return Status::Error("the profiler records a different executable than this VM runs");
+  }
+  profiler_ = profiler;
+  return Status::Ok();
 }
 
 StatusOr<Value> VirtualMachine::Invoke(std::string_view function_name, std::span<const Value> args) {
@@ -89,8 +161,11 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   frames_.clear();
   frames_.push_back(Frame{&f, nullptr, 0, kVoidRegister});
   steps_left_ = step_budget_;
+  MemoryPoolScope pool_scope(memory_pool_.get());
+  memory_pool_->BeginInterval();
   Value result;
   Status status = Run(f, &result);
+  last_memory_stats_ = memory_pool_->Snapshot();
   if (!status.ok()) {
     Reset();
     // Messages quote string constants of the file (err_ctx); keep them one line.
@@ -107,7 +182,7 @@ void VirtualMachine::Reset() {
 Status VirtualMachine::InstructionError(const Frame& frame, const int64_t* pc, const Status& cause) const {
   const VMFunction* f = frame.function;
   auto index = f - executable_->functions().data();
-  auto word = pc - f->code.data();
+  auto word = pc - f->dispatch_code.data();
   return Status(ErrorStatus() << "functions[" << index << "] '" << f->name << "': instruction at word " << word << " ("
                        << OpcodeName(static_cast<Opcode>(*pc)) << "): " << cause.message());
 }
@@ -126,152 +201,115 @@ Status VirtualMachine::Step(const int64_t* pc) {
 
 Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs,
                                   const Value* regs) {
-  const Value* consts = executable_->constants().data();
-  // Count the C arguments first: a Shape expands to one i64 per dimension.
-  int64_t count = 0;
-  for (int64_t i = 0; i < nargs; ++i) {
-    int64_t word = operands[i];
-    OperandKind kind = DecodeOperandKind(word);
-    if (kind == OperandKind::kRegister || kind == OperandKind::kConstant) {
-      const Value& v = kind == OperandKind::kRegister ? regs[DecodeOperandValue(word)] : consts[DecodeOperandValue(word)];
-      if (v.is_shape()) {
-        count += static_cast<int64_t>(v.shape().size());
-        continue;
-      }
-      if (!v.is_tensor() && !v.is_int() && !v.is_float()) {
-        return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": cannot pass "
-                             << v.Describe() << " (expected a Tensor, Shape, Int or Float)");
-      }
-    } else if (kind == OperandKind::kFunction) {
-      return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": cannot pass a function");
-    }
-    ++count;
-  }
-  if (count > INT32_MAX) return Status(ErrorStatus() << "kernel '" << callee.name << "': too many arguments");
+  // One pass into arrays on the stack; a call whose Shapes expand past them
+  // (rare) is marshalled again into arrays of the size the first pass counted.
   constexpr int kInlineKernelArgs = 64;
   StrataKernelArg inline_args[kInlineKernelArgs];
   int32_t inline_codes[kInlineKernelArgs];
-  std::vector<StrataKernelArg> heap_args;
-  std::vector<int32_t> heap_codes;
   StrataKernelArg* args = inline_args;
   int32_t* codes = inline_codes;
-  if (count > kInlineKernelArgs) {
+  std::vector<StrataKernelArg> heap_args;
+  std::vector<int32_t> heap_codes;
+  int64_t count = 0;
+  STRATA_RETURN_IF_ERROR(
+      MarshalKernelArgs(callee, operands, nargs, regs, args, codes, kInlineKernelArgs, &count));
+  if (count > kInlineKernelArgs) [[unlikely]] {
+    if (count > INT32_MAX) return Status(ErrorStatus() << "kernel '" << callee.name << "': too many arguments");
     heap_args.resize(static_cast<size_t>(count));
     heap_codes.resize(static_cast<size_t>(count));
     args = heap_args.data();
     codes = heap_codes.data();
+    STRATA_RETURN_IF_ERROR(MarshalKernelArgs(callee, operands, nargs, regs, args, codes, count, &count));
   }
-  int64_t n = 0;
-  auto push_int = [&](int64_t v) {
-    codes[n] = STRATA_ARG_INT;
-    args[n++].i64 = v;
-  };
-  for (int64_t i = 0; i < nargs; ++i) {
-    int64_t word = operands[i];
-    int64_t value = DecodeOperandValue(word);
-    switch (DecodeOperandKind(word)) {
-      case OperandKind::kImmediate:
-        push_int(value);
-        break;
-      case OperandKind::kRegister:
-      case OperandKind::kConstant: {
-        const Value& v = DecodeOperandKind(word) == OperandKind::kRegister ? regs[value] : consts[value];
-        if (v.is_tensor()) {
-          codes[n] = STRATA_ARG_TENSOR;
-          args[n++].tensor = v.tensor()->dl();
-        } else if (v.is_int()) {
-          push_int(v.int_value());
-        } else if (v.is_float()) {
-          codes[n] = STRATA_ARG_FLOAT;
-          args[n++].f64 = v.float_value();
-        } else {
-          for (int64_t d : v.shape()) push_int(d);
-        }
-        break;
-      }
-      case OperandKind::kFunction:
-        break;  // rejected above
-    }
-  }
-  int32_t rc = callee.kernel(args, codes, static_cast<int32_t>(n));
-  if (rc == 0) return Status::Ok();
+  int32_t rc = callee.kernel(args, codes, static_cast<int32_t>(count));
+  if (rc == 0) [[likely]] return Status::Ok();
   std::string message = TakeKernelError();
   if (message.empty()) message = "returned error code " + std::to_string(rc) + " without a message";
   return Status(ErrorStatus() << "kernel '" << callee.name << "' failed: " << message);
 }
 
 Status VirtualMachine::Run(const VMFunction& entry, Value* out_result) {
-  const VMFunction* const functions = executable_->functions().data();
-  const Value* const consts = executable_->constants().data();
-  const int64_t* pc = entry.code.data();
+  if (profiler_ == nullptr) [[likely]] return RunLoop<false>(entry, out_result);
+  profiler_->BeginRun(static_cast<int32_t>(&entry - executable_->functions().data()), Profiler::Now());
+  Status status = RunLoop<true>(entry, out_result);
+  profiler_->EndRun(Profiler::Now());
+  return status;
+}
+
+template <bool kProfile>
+Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
+  const CallTarget* const targets = call_targets_.data();
+  // Whether backward jumps and bytecode calls charge a step: fixed for the call
+  // (steps_left_ only counts down to the error that ends it).
+  const bool bounded = cancel_flag_ != nullptr || steps_left_ >= 0;
+  const int64_t* pc = entry.dispatch_code.data();
   Value* regs = registers_.data();
+  // Profiling reads the clock once per instruction: its end is the next one's
+  // start, so the instructions' times add up to the run's.
+  [[maybe_unused]] Profiler* const profiler = profiler_;
+  [[maybe_unused]] int64_t start = kProfile ? Profiler::Now() : 0;
+  [[maybe_unused]] auto record = [&](InstructionKind kind, int64_t callee) {
+    const int64_t end = Profiler::Now();
+    profiler->RecordInstruction(kind, static_cast<int32_t>(callee), start, end);
+    start = end;
+    return end;
+  };
 
   for (;;) {
     switch (static_cast<Opcode>(*pc)) {
       case Opcode::kCall: {
         const int64_t dst = pc[1];
-        const VMFunction& callee = functions[pc[2]];
+        const int64_t func = pc[2];
+        const CallTarget& callee = targets[func];
         const int64_t nargs = pc[3];
-        const int64_t* operands = pc + 4;
-        switch (callee.kind) {
-          case FunctionKind::kLibrary: {
-            const Value* inline_argv[kMaxInlineArgs];
-            alignas(Value) unsigned char inline_scratch[kMaxInlineArgs * sizeof(Value)];
-            const Value** argv = inline_argv;
-            Value* scratch = reinterpret_cast<Value*>(inline_scratch);
-            std::vector<const Value*> heap_argv;
-            std::vector<Value> heap_scratch;
-            if (nargs > kMaxInlineArgs) {
-              heap_argv.resize(static_cast<size_t>(nargs));
-              heap_scratch.resize(static_cast<size_t>(nargs));
-              argv = heap_argv.data();
-              scratch = heap_scratch.data();
-            }
-            for (int64_t i = 0; i < nargs; ++i) argv[i] = OperandValue(operands[i], regs, consts, scratch + i);
-            Value result;
-            Status status = callee.library.fn(callee.library.context, argv, static_cast<int32_t>(nargs), &result);
-            if (!status.ok()) return status;
-            if (dst != kVoidRegister) regs[dst] = std::move(result);
-            pc = operands + nargs;
-            break;
-          }
-          case FunctionKind::kKernel: {
-            Status status = CallKernel(callee, operands, nargs, regs);
-            if (!status.ok()) return status;
-            // A kernel returns nothing: its outputs are the tensors passed in.
-            if (dst != kVoidRegister) regs[dst] = Value();
-            pc = operands + nargs;
-            break;
-          }
-          case FunctionKind::kBytecode: {
-            if (cancel_flag_ != nullptr || steps_left_ >= 0) STRATA_RETURN_IF_ERROR(Step(pc));
-            const Frame& caller = frames_.back();
-            if (frames_.size() >= static_cast<size_t>(kMaxCallDepth)) {
-              return InstructionError(caller, pc,
-                                      ErrorStatus() << "call stack overflow calling '" << callee.name << "' (depth "
-                                                    << kMaxCallDepth << ")");
-            }
-            const int64_t base = caller.base + caller.function->num_registers;
-            const int64_t top = base + callee.num_registers;
-            if (top > kMaxStackRegisters) {
-              return InstructionError(caller, pc,
-                                      ErrorStatus() << "register stack overflow calling '" << callee.name << "' ("
-                                                    << top << " registers)");
-            }
-            if (registers_.size() < static_cast<size_t>(top)) {
-              registers_.resize(static_cast<size_t>(top));
-              regs = registers_.data() + caller.base;
-            }
-            Value* callee_regs = registers_.data() + base;
-            for (int64_t i = 0; i < nargs; ++i) {
-              alignas(Value) unsigned char scratch[sizeof(Value)];
-              callee_regs[i] = *OperandValue(operands[i], regs, consts, reinterpret_cast<Value*>(scratch));
-            }
-            frames_.push_back(Frame{&callee, operands + nargs, base, dst});
-            regs = callee_regs;
-            pc = callee.code.data();
-            break;
-          }
+        const int64_t* const operands = pc + 4;
+        if (callee.kind == FunctionKind::kLibrary) [[likely]] {
+          Value result;
+          Status status = CallLibrary(callee.fn, callee.context, operands, nargs, regs, &result);
+          if (!status.ok()) [[unlikely]] return status;
+          if (dst != kVoidRegister) regs[dst] = std::move(result);
+          if constexpr (kProfile) record(InstructionKind::kCallLibrary, func);
+          pc = operands + nargs;
+          break;
+        }
+        if (callee.kind == FunctionKind::kKernel) {
+          Status status = CallKernel(*callee.function, operands, nargs, regs);
+          if (!status.ok()) [[unlikely]] return status;
+          // A kernel returns nothing: its outputs are the tensors passed in.
+          if (dst != kVoidRegister) regs[dst] = Value();
+          if constexpr (kProfile) record(InstructionKind::kCallKernel, func);
+          pc = operands + nargs;
+          break;
+        }
+        // A bytecode function: push a frame above the caller's registers.
+        if (bounded) STRATA_RETURN_IF_ERROR(Step(pc));
+        const VMFunction& function = *callee.function;
+        const Frame& caller = frames_.back();
+        if (frames_.size() >= static_cast<size_t>(kMaxCallDepth)) {
+          return InstructionError(caller, pc,
+                                  ErrorStatus() << "call stack overflow calling '" << function.name << "' (depth "
+                                                << kMaxCallDepth << ")");
+        }
+        const int64_t base = caller.base + caller.function->num_registers;
+        const int64_t top = base + function.num_registers;
+        if (top > kMaxStackRegisters) {
+          return InstructionError(caller, pc,
+                                  ErrorStatus() << "register stack overflow calling '" << function.name << "' ("
+                                                << top << " registers)");
+        }
+        if (registers_.size() < static_cast<size_t>(top)) {
+          registers_.resize(static_cast<size_t>(top));
+          regs = registers_.data() + caller.base;
+        }
+        Value* callee_regs = registers_.data() + base;
+        for (int64_t i = 0; i < nargs; ++i) callee_regs[i] = *OperandValue(operands[i], regs);
+        frames_.push_back(Frame{&function, operands + nargs, base, dst});
+        regs = callee_regs;
+        pc = function.dispatch_code.data();
+        if constexpr (kProfile) {
+          const int64_t call_start = start;
+          record(InstructionKind::kCallBytecode, func);
+          profiler->EnterBytecodeCall(static_cast<int32_t>(func), call_start);
         }
         break;
       }
@@ -282,27 +320,34 @@ Status VirtualMachine::Run(const VMFunction& entry, Value* out_result) {
         for (int32_t i = 0; i < frame.function->num_registers; ++i) regs[i] = Value();
         if (frames_.empty()) {
           *out_result = std::move(result);
+          if constexpr (kProfile) record(InstructionKind::kRet, -1);
           return Status::Ok();
         }
         regs = registers_.data() + frames_.back().base;
         if (frame.caller_dst != kVoidRegister) regs[frame.caller_dst] = std::move(result);
         pc = frame.return_pc;
+        if constexpr (kProfile) profiler->ExitBytecodeCall(record(InstructionKind::kRet, -1));
         break;
       }
       case Opcode::kGoto:
-        if (pc[1] <= 0 && (cancel_flag_ != nullptr || steps_left_ >= 0)) STRATA_RETURN_IF_ERROR(Step(pc));
+        if (pc[1] <= 0 && bounded) STRATA_RETURN_IF_ERROR(Step(pc));
         pc += pc[1];
+        if constexpr (kProfile) record(InstructionKind::kGoto, -1);
         break;
       case Opcode::kIf: {
+        const Value& condition = regs[pc[1]];
         bool truth;
-        if (!ConditionTruth(regs[pc[1]], &truth)) {
+        if (condition.is_int()) [[likely]] {
+          truth = condition.int_value() != 0;
+        } else if (!ConditionTruth(condition, &truth)) {
           return InstructionError(frames_.back(), pc,
                                   ErrorStatus() << "condition register r" << pc[1] << " holds "
-                                                << regs[pc[1]].Describe()
+                                                << condition.Describe()
                                                 << "; expected an Int or a 0-d bool or integer tensor");
         }
-        if (!truth && pc[2] <= 0 && (cancel_flag_ != nullptr || steps_left_ >= 0)) STRATA_RETURN_IF_ERROR(Step(pc));
+        if (!truth && pc[2] <= 0 && bounded) STRATA_RETURN_IF_ERROR(Step(pc));
         pc += truth ? 3 : pc[2];
+        if constexpr (kProfile) record(InstructionKind::kIf, -1);
         break;
       }
       default:

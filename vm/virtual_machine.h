@@ -6,8 +6,9 @@
 // allocation up to kMaxInlineArgs arguments); Call to a kernel builds its
 // StrataKernelArg array and its type codes on the stack (Tensor -> tensor, Shape
 // -> one i64 per dimension, Int -> i64, Float -> f64); the kernel checks the
-// codes, so a damaged call site cannot make it read an int as a pointer. The bytecode was verified at load time,
-// so the dispatch loop does no bounds checks of its own.
+// codes, so a damaged call site cannot make it read an int as a pointer. The
+// bytecode was verified at load time, so the dispatch loop does no bounds checks
+// of its own. docs/vm.md describes the loop and its measured cost per instruction.
 //
 // Thread-safety: a VM is used by one thread at a time. Any number of VMs on any
 // threads may share one Executable. After an error the VM is reset and can run
@@ -23,9 +24,13 @@
 
 #include "support/status.h"
 #include "vm/executable.h"
+#include "vm/memory_pool.h"
+#include "vm/registry.h"
 #include "vm/value.h"
 
 namespace strata::vm {
+
+class Profiler;
 
 class VirtualMachine {
  public:
@@ -47,6 +52,13 @@ class VirtualMachine {
 
   const std::shared_ptr<const Executable>& executable() const { return executable_; }
 
+  // The allocator of every tensor and storage this VM's programs allocate
+  // (vm/memory_pool.h): blocks freed by one call are reused by the next.
+  MemoryPool& memory_pool() { return *memory_pool_; }
+  // Memory counters of the last Invoke (system bytes, allocations, peak live
+  // bytes and the lower bound), measured from its start to its return.
+  const MemoryStats& last_memory_stats() const { return last_memory_stats_; }
+
   // Bytecode is a full programming language: a hostile or damaged executable can
   // loop forever, which verification cannot rule out. These two controls bound a
   // call. Both are checked at every backward jump and every bytecode-to-bytecode
@@ -60,7 +72,25 @@ class VirtualMachine {
   // default) is unlimited. Exceeding it fails with "step budget exhausted".
   void SetStepBudget(int64_t budget) { step_budget_ = budget; }
 
+  // Reports every instruction of later calls to `profiler` (vm/profiler.h);
+  // nullptr (the default) detaches it. A profiled call runs a separately
+  // compiled copy of the interpreter loop, so without a profiler the loop
+  // contains no profiling code. An error if the profiler records another
+  // executable. The profiler must outlive the calls it records.
+  Status SetProfiler(Profiler* profiler);
+  Profiler* profiler() const { return profiler_; }
+
  private:
+  // What a Call needs of its callee, resolved once per VM (the function table
+  // entries are large and a Call would otherwise chase two of their fields).
+  struct CallTarget {
+    FunctionKind kind;
+    LibraryFn fn;                // library functions
+    void* context;               // library functions
+    const VMFunction* function;  // every kind
+  };
+  static_assert(sizeof(CallTarget) == 32, "a CallTarget is indexed with a shift");
+
   struct Frame {
     const VMFunction* function;
     const int64_t* return_pc;  // in the caller
@@ -69,6 +99,9 @@ class VirtualMachine {
   };
 
   Status Run(const VMFunction& entry, Value* out_result);
+  // The interpreter loop; kProfile reports each instruction to profiler_.
+  template <bool kProfile>
+  Status RunLoop(const VMFunction& entry, Value* out_result);
   Status CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs, const Value* regs);
   Status InstructionError(const Frame& frame, const int64_t* pc, const Status& cause) const;
   // Charges one step; an error when the budget is spent or the call was cancelled.
@@ -76,11 +109,15 @@ class VirtualMachine {
   void Reset();
 
   std::shared_ptr<const Executable> executable_;
+  std::shared_ptr<MemoryPool> memory_pool_;
+  MemoryStats last_memory_stats_;
   std::vector<Value> registers_;
   std::vector<Frame> frames_;
+  std::vector<CallTarget> call_targets_;  // by function index
   const std::atomic<bool>* cancel_flag_ = nullptr;
   int64_t step_budget_ = -1;
   int64_t steps_left_ = -1;  // of the running Invoke
+  Profiler* profiler_ = nullptr;
 };
 
 }  // namespace strata::vm

@@ -64,7 +64,9 @@ class DumpConstants {
 };
 
 StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
-  transform::Pipeline pipeline = transform::DefaultPipeline();
+  std::vector<std::string> pass_names = transform::DefaultPipelinePassNames();
+  if (!options.plan_memory) std::erase(pass_names, "PlanMemory");
+  STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, transform::Pipeline::FromNames(pass_names));
   if (!options.byoc_backends.empty()) {
     std::vector<std::string> names;
     for (const std::string& backend : options.byoc_backends) {

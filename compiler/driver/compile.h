@@ -32,6 +32,9 @@ struct CompileOptions {
   // BYOC backends (byoc/backend.h), in priority order: their FuseOpsByPattern
   // passes, then MergeCompositeFunctions and RunCodegen, run right after DispatchTIR.
   std::vector<std::string> byoc_backends;
+  // Run PlanMemory (plan_memory.h). Off, every tensor is its own allocation from
+  // the VM's pool; results are bit-identical either way.
+  bool plan_memory = true;
   // Print per-pass wall time to stderr.
   bool print_pass_timing = false;
   codegen::CodegenOptions codegen;

@@ -223,6 +223,8 @@ inline constexpr const char* kCallPacked = "call_packed";
 inline constexpr const char* kShapeOf = "shape_of";
 // alloc_tensor(shape, dtype(D)) -> Tensor: a fresh output tensor.
 inline constexpr const char* kAllocTensor = "alloc_tensor";
+// kill(x) -> (): releases the VM register of x (KillAfterLastUse); x is not used after.
+inline constexpr const char* kKill = "kill";
 }  // namespace ops
 
 }  // namespace strata::graph

@@ -75,7 +75,21 @@ class NameCollector : public ExprVisitor {
   NameSupply* names_;
 };
 
+class VarUseCollector : public ExprVisitor {
+ public:
+  std::vector<const VarNode*> vars;
+
+ protected:
+  void VisitVar(const VarNode* op) override { vars.push_back(op); }
+};
+
 }  // namespace
+
+std::vector<const VarNode*> VarsUsedIn(const Expr& expr) {
+  VarUseCollector collector;
+  collector.VisitExpr(expr);
+  return std::move(collector.vars);
+}
 
 void ReserveNames(const FunctionNode& func, NameSupply* names) {
   for (const Var& p : func.params) names->Reserve(p->name);

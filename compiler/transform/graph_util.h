@@ -53,6 +53,10 @@ class NameSupply {
   std::set<std::string> taken_;
 };
 
+// Every use of a variable inside `expr` (nested branches included), in visiting
+// order, with repeats.
+std::vector<const graph::VarNode*> VarsUsedIn(const Expr& expr);
+
 // Reserves the names of every parameter and bound variable of `func`.
 void ReserveNames(const graph::FunctionNode& func, NameSupply* names);
 

@@ -414,6 +414,10 @@ StructInfo Normalizer::InferCall(const CallNode* call) {
       if (!arg.as<ObjectStructInfoNode>()) Fail("shape_of of a value of struct info " + StructInfoText(arg));
       return ShapeStructInfoNode::make_ndim(-1);
     }
+    if (name == ops::kKill) {
+      if (call->args.size() != 1 || !call->args[0].as<VarNode>()) Fail("kill takes one variable");
+      return TupleStructInfoNode::make({});
+    }
     if (name == ops::kAllocTensor) {
       const auto* dtype = call->args.size() == 2 ? call->args[1].as<DataTypeImmNode>() : nullptr;
       if (!dtype) {

@@ -12,8 +12,10 @@
 #include "compiler/ir/printer.h"
 #include "compiler/transform/call_tir_rewrite.h"
 #include "compiler/transform/cpu_blas_dispatch.h"
+#include "compiler/transform/kill_after_last_use.h"
 #include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/plan_memory.h"
 #include "compiler/transform/tir_dispatch.h"
 #include "compiler/transform/vm_shape_lower.h"
 #include "compiler/transform/well_formed.h"
@@ -33,7 +35,8 @@ struct Registry {
                       Pass{"DispatchTIR", TirDispatch},
                       Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
                       Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
-                      Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"VMShapeLower", VMShapeLower},
+                      Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlanMemory", PlanMemory},
+                      Pass{"VMShapeLower", VMShapeLower}, Pass{"KillAfterLastUse", KillAfterLastUse},
                       Pass{"MergeCompositeFunctions", byoc::MergeCompositeFunctions},
                       Pass{"RunCodegen", byoc::RunCodegen}}) {
       passes.emplace(pass.name, pass);

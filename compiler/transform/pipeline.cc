@@ -6,7 +6,8 @@
 namespace strata::transform {
 
 std::vector<std::string> DefaultPipelinePassNames() {
-  return {"Normalize", "WellFormed", "DispatchTIR", "LegalizeOps", "CallTIRRewrite", "VMShapeLower", "WellFormed"};
+  return {"Normalize",  "WellFormed",   "DispatchTIR",      "LegalizeOps", "CallTIRRewrite",
+          "PlanMemory", "VMShapeLower", "KillAfterLastUse", "WellFormed"};
 }
 
 Pipeline DefaultPipeline() {

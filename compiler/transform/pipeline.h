@@ -7,11 +7,14 @@
 //                    that opt in with attrs {dispatch = "op"} (tir_dispatch.h)
 //   LegalizeOps      operator calls -> call_tir of generated default kernels
 //   CallTIRRewrite   call_tir / call_dps_packed -> alloc_tensor + DPS call
+//   PlanMemory       intermediate tensors -> views of a static arena or of
+//                    reused symbolic storages (plan_memory.h)
 //   VMShapeLower     shape heap, parameter checks, match_shape / make_shape,
 //                    shape functions for composite dimensions
+//   KillAfterLastUse kill(x) after the last use of every object (kill_after_last_use.h)
 //   WellFormed       the lowered module still satisfies every invariant
 //
-// CallTIRRewrite and VMShapeLower are built on graph::Normalizer and emit
+// CallTIRRewrite, PlanMemory, VMShapeLower and KillAfterLastUse are built on graph::Normalizer and emit
 // normalized IR, so no Normalize is needed between or after them. Target
 // dispatch, BYOC and optimization passes go in with Pipeline::InsertBefore /
 // InsertAfter: target dispatchers such as "cpu-blas" (cpu_blas_dispatch.h) go

@@ -155,6 +155,58 @@ class UseCollector : public ExprVisitor {
   void VisitVar(const VarNode* op) override { used.insert(op); }
 };
 
+// The memory plan PlanMemory left in the lowered function, read back from its
+// alloc_storage / alloc_tensor_from_storage / alloc_tensor / check_bound calls
+// for `strata inspect` (executable.fbs: MemoryPlan).
+class MemoryPlanCollector : public ExprVisitor {
+ public:
+  serialization::MemoryPlanSpec plan;
+
+ protected:
+  void VisitBinding(const Binding& binding) override {
+    ExprVisitor::VisitBinding(binding);
+    const auto* call = binding.value.as<CallNode>();
+    if (!call) return;
+    const std::string type = StructInfoText(binding.var->struct_info);
+    if (IsOpCall(call, ops::kAllocTensor)) {
+      plan.pooled.push_back(binding.var->name + ": " + type);
+      return;
+    }
+    PackedCall packed;
+    if (!MatchCallPacked(call, &packed)) return;
+    if (packed.name == "vm.builtin.alloc_storage" && !packed.args.empty()) {
+      serialization::PlannedStorageSpec storage;
+      storage.name = binding.var->name;
+      if (const auto* value = packed.args[0].as<PrimValueNode>(); value && tir::AsConstInt(value->value)) {
+        storage.static_bytes = *tir::AsConstInt(value->value);
+        storage.size = std::to_string(storage.static_bytes);
+      } else if (const auto* shape = packed.args[0]->struct_info.as<ShapeStructInfoNode>();
+                 shape && shape->values && shape->values->size() == 1) {
+        storage.size = DimText((*shape->values)[0]);
+      } else {
+        storage.size = "?";
+      }
+      storages_[binding.var.get()] = static_cast<int32_t>(plan.storages.size());
+      plan.storages.push_back(std::move(storage));
+    } else if (packed.name == "vm.builtin.alloc_tensor_from_storage" && packed.args.size() == 4) {
+      const auto* storage = packed.args[0].as<VarNode>();
+      const auto* offset = packed.args[1].as<PrimValueNode>();
+      auto it = storage ? storages_.find(storage) : storages_.end();
+      if (it == storages_.end() || !offset || !tir::AsConstInt(offset->value)) return;
+      plan.tensors.push_back({binding.var->name, type, it->second, *tir::AsConstInt(offset->value)});
+    } else if (packed.name == "vm.builtin.check_bound" && packed.args.size() == 4) {
+      const auto* shape = packed.args[0]->struct_info.as<ShapeStructInfoNode>();
+      const auto* lo = packed.args[1].as<PrimValueNode>();
+      const auto* hi = packed.args[2].as<PrimValueNode>();
+      if (!shape || !shape->values || shape->values->size() != 1 || !lo || !hi) return;
+      plan.bounds.push_back(DimText((*shape->values)[0]) + " = " + DimText(lo->value) + ".." + DimText(hi->value));
+    }
+  }
+
+ private:
+  std::map<const VarNode*, int32_t> storages_;
+};
+
 class FunctionEmitter {
  public:
   explicit FunctionEmitter(ModuleContext* ctx) : ctx_(ctx) {}
@@ -164,6 +216,7 @@ class FunctionEmitter {
     UseCollector uses;
     uses.VisitExpr(func.body);
     used_ = std::move(uses.used);
+    num_params_ = static_cast<int64_t>(func.params.size());
     for (const Var& param : func.params) {
       int64_t reg = NewRegister();
       vars_[param.get()] = Register(reg);
@@ -176,6 +229,9 @@ class FunctionEmitter {
     out->num_params = static_cast<int32_t>(func.params.size());
     out->num_registers = static_cast<int32_t>(num_registers_);
     out->code = std::move(code_);
+    MemoryPlanCollector plan;
+    plan.VisitExpr(func.body);
+    out->memory_plan = std::move(plan.plan);
     return Status::Ok();
   }
 
@@ -305,6 +361,8 @@ class FunctionEmitter {
         func = ctx_->LibraryIndex("vm.builtin.shape_of");
       } else if (op->name == ops::kAllocTensor) {
         func = ctx_->LibraryIndex("vm.builtin.alloc_tensor");
+      } else if (op->name == ops::kKill) {
+        return EmitKill(call);
       } else if (op->name == ops::kCallTIR || op->name == ops::kCallDPSPacked) {
         Fail(op->name + " must be rewritten by CallTIRRewrite before VM codegen");
         return Register(0);
@@ -328,6 +386,22 @@ class FunctionEmitter {
     int64_t dst = discard ? vm::kVoidRegister : NewRegister();
     EmitCall(dst, func, operands);
     return discard ? Register(0) : Register(dst);
+  }
+
+  // kill(x): Null into x's register, dropping the VM's reference. Parameters and
+  // constants own no register of the function's making and are left alone.
+  int64_t EmitKill(const CallNode* call) {
+    const auto* var = call->args.size() == 1 ? call->args[0].as<VarNode>() : nullptr;
+    auto it = var ? vars_.find(var) : vars_.end();
+    if (it == vars_.end()) {
+      Fail("kill takes a variable defined before it");
+      return Register(0);
+    }
+    const int64_t operand = it->second;
+    if (vm::DecodeOperandKind(operand) == OperandKind::kRegister && vm::DecodeOperandValue(operand) >= num_params_) {
+      EmitCall(vm::DecodeOperandValue(operand), ctx_->LibraryIndex("vm.builtin.null"), {});
+    }
+    return Register(0);
   }
 
   // If r else_offset; then...; copy; Goto end; else...; copy.
@@ -372,6 +446,7 @@ class FunctionEmitter {
   std::map<const VarNode*, int64_t> vars_;  // variable -> operand word
   std::vector<int64_t> code_;
   int64_t num_registers_ = 0;
+  int64_t num_params_ = 0;
 };
 
 }  // namespace

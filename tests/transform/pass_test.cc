@@ -56,16 +56,17 @@ TEST(PipelineTest, InsertBeforeAndAfterNamedPasses) {
   Pipeline pipeline = DefaultPipeline();
   EXPECT_EQ(pipeline.names(), DefaultPipelinePassNames());
   ASSERT_TRUE(pipeline.InsertBefore("LegalizeOps", Identity("Dispatch")).ok());
-  ASSERT_TRUE(pipeline.InsertAfter("CallTIRRewrite", Identity("PlanMemory")).ok());
+  ASSERT_TRUE(pipeline.InsertAfter("CallTIRRewrite", Identity("FuseOps")).ok());
   // WellFormed appears twice: insertion goes next to the first one.
   ASSERT_TRUE(pipeline.InsertAfter("WellFormed", Identity("Check")).ok());
-  EXPECT_EQ(pipeline.names(), (std::vector<std::string>{"Normalize", "WellFormed", "Check", "DispatchTIR",
-                                                        "Dispatch", "LegalizeOps", "CallTIRRewrite", "PlanMemory",
-                                                        "VMShapeLower", "WellFormed"}));
-  Status missing = pipeline.InsertBefore("FuseOps", Identity("X"));
+  EXPECT_EQ(pipeline.names(),
+            (std::vector<std::string>{"Normalize", "WellFormed", "Check", "DispatchTIR", "Dispatch", "LegalizeOps",
+                                      "CallTIRRewrite", "FuseOps", "PlanMemory", "VMShapeLower", "KillAfterLastUse",
+                                      "WellFormed"}));
+  Status missing = pipeline.InsertBefore("FoldConstants", Identity("X"));
   EXPECT_EQ(missing.message(),
-            "no pass 'FuseOps' in the pipeline (Normalize, WellFormed, Check, DispatchTIR, Dispatch, "
-            "LegalizeOps, CallTIRRewrite, PlanMemory, VMShapeLower, WellFormed)");
+            "no pass 'FoldConstants' in the pipeline (Normalize, WellFormed, Check, DispatchTIR, Dispatch, "
+            "LegalizeOps, CallTIRRewrite, FuseOps, PlanMemory, VMShapeLower, KillAfterLastUse, WellFormed)");
 }
 
 TEST(PipelineTest, CallbackSeesEveryPassAndWhetherItChangedTheModule) {

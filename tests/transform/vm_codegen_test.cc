@@ -136,13 +136,21 @@ TEST(VMCodegenTest, MatmulReluFunctionTableAndBytecode) {
   EXPECT_EQ(exe.entry_points, (std::vector<int32_t>{0}));
   std::set<std::string> libraries;
   for (size_t i = 3; i < exe.functions.size(); ++i) {
+    // The shape function computing the planned storage's size (m * n * 4) is a kernel.
+    if (exe.functions[i].name.rfind("shape_func_", 0) == 0) {
+      EXPECT_EQ(exe.functions[i].kind, FunctionKindSpec::kKernel);
+      continue;
+    }
     EXPECT_EQ(exe.functions[i].kind, FunctionKindSpec::kLibrary);
     EXPECT_TRUE(libraries.insert(exe.functions[i].name).second) << "library listed twice: " << exe.functions[i].name;
   }
+  // Shape handling, the planned intermediate (alloc_storage + a view), the pooled
+  // result (alloc_tensor) and the kills (null).
   EXPECT_EQ(libraries, (std::set<std::string>{"vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info",
                                               "vm.builtin.shape_of", "vm.builtin.check_shape_info",
                                               "vm.builtin.match_shape", "vm.builtin.make_shape",
-                                              "vm.builtin.alloc_tensor"}));
+                                              "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor_from_storage",
+                                              "vm.builtin.alloc_tensor", "vm.builtin.null"}));
 
   std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
   // The two kernels are called with (inputs..., output) and their results discarded.

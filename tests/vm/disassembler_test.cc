@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "serialization/format_version.h"
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
 
@@ -44,7 +45,8 @@ TEST(DisassemblerTest, DescribesFunctionsBytecodeConstantsAndModules) {
   auto expect_line = [&](const std::string& line) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << text;
   };
-  expect_line("Strata executable, format 1.1, producer \"strata\"");
+  expect_line("Strata executable, format " + std::to_string(serialization::kFormatMajor) + "." +
+              std::to_string(serialization::kFormatMinor) + ", producer \"strata\"");
   expect_line("entry points: main\n");
   expect_line("functions (5):\n");
   expect_line("  [0] vm.builtin.match_shape  library\n");

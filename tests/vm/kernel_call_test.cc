@@ -71,6 +71,48 @@ TEST_F(KernelCallTest, ShapesExpandToOneI64PerDimension) {
   EXPECT_EQ(*values, (std::vector<int64_t>{3, 5, -42, 7}));
 }
 
+// More C arguments than the VM's inline arrays hold (64): a Shape that expands
+// past them midway sends the call through the heap path, with the same values.
+TEST_F(KernelCallTest, ShapesThatExpandPastTheInlineArgumentsArePassedWhole) {
+  int record = b_.Kernel("record_i64", 0, "record_i64");
+  std::vector<int64_t> first(40), second(45);
+  for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i) * 3;
+  for (size_t i = 0; i < second.size(); ++i) second[i] = 1000 + static_cast<int64_t>(i);
+  int s1 = b_.Shape(first);
+  int s2 = b_.Shape(second);
+  int out_shape = b_.Shape({1 + 40 + 45});
+  int i64 = b_.DType(DataType::I64());
+  int alloc = b_.Library("vm.builtin.alloc_tensor");
+  CodeBuilder code;
+  code.Call(0, alloc, {C(out_shape), C(i64)}).Call(kVoid, record, {Imm(-5), C(s1), C(s2), R(0)}).Ret(0);
+  b_.Bytecode("main", {}, 1, code);
+  auto exe = LoadOrDie(b_.Write());
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  auto result = vm.Invoke("main", {});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  std::vector<int64_t> want = {-5};
+  want.insert(want.end(), first.begin(), first.end());
+  want.insert(want.end(), second.begin(), second.end());
+  auto values = result->tensor()->ToVector<int64_t>();
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*values, want);
+}
+
+TEST_F(KernelCallTest, FunctionOperandsAreRejected) {
+  int record = b_.Kernel("record_i64", 0, "record_i64");
+  CodeBuilder code;
+  code.Call(kVoid, record, {Imm(1), Fn(record), R(0)}).Ret(0);
+  b_.Bytecode("main", {"x"}, 1, code);
+  auto exe = LoadOrDie(b_.Write());
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  Value x = F32({1}, {1});
+  auto result = vm.Invoke("main", std::span<const Value>(&x, 1));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(), "kernel 'record_i64' argument 1: cannot pass a function");
+}
+
 TEST_F(KernelCallTest, KernelErrorsNameTheKernelAndTheVmRecovers) {
   int fails = b_.Kernel("always_fails", 0, "always_fails");
   int silent = b_.Kernel("silent_failure", 0, "silent_failure");
