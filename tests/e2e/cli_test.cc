@@ -13,18 +13,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Cli : public ::testing::Test {
+class Cli : public StrataCliTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("strata_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    exe_ = (dir_ / "mr.stx").string();
-    std::string out;
-    ASSERT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + exe_, &out), 0) << out;
+    StrataCliTest::SetUp();
+    CompileMatmulRelu();
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  int Run(const std::string& args, std::string* out) { return RunCommand(std::string(STRATA_BINARY) + " " + args, out); }
   std::vector<uint8_t> ReadExecutable() {
     std::ifstream in(exe_, std::ios::binary);
     return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
@@ -34,8 +28,6 @@ class Cli : public ::testing::Test {
     std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     return path;
   }
-  fs::path dir_;
-  std::string exe_;
 };
 
 TEST_F(Cli, RunWithNpyAndInlineInputsWritesNpyOutput) {

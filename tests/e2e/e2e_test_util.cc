@@ -2,6 +2,7 @@
 #include "tests/e2e/e2e_test_util.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cmath>
@@ -62,6 +63,25 @@ int RunCommand(const std::string& command, std::string* out_output) {
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out_output->append(buffer.data(), n);
   int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void StrataCliTest::SetUp() {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  dir_ = std::filesystem::temp_directory_path() /
+         ("strata_cli_" + std::to_string(::getpid()) + "_" + test->test_suite_name() + "_" + test->name());
+  std::filesystem::create_directories(dir_);
+}
+
+void StrataCliTest::TearDown() { std::filesystem::remove_all(dir_); }
+
+int StrataCliTest::Run(const std::string& args, std::string* out) {
+  return RunCommand(std::string(STRATA_BINARY) + " " + args, out);
+}
+
+void StrataCliTest::CompileMatmulRelu() {
+  exe_ = (dir_ / "mr.stx").string();
+  std::string out;
+  ASSERT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + exe_, &out), 0) << out;
 }
 
 }  // namespace strata::testing

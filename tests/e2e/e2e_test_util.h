@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,5 +29,20 @@ void ExpectTensorNear(const vm::Value& actual, const vm::Value& expected, float 
 
 // Runs a shell command and returns its exit code; stdout+stderr go to *out_output.
 int RunCommand(const std::string& command, std::string* out_output);
+
+// Tests of the strata command line: a fresh temporary directory per test
+// (removed afterwards) and the binary under test (STRATA_BINARY).
+class StrataCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  // Runs `strata <args>`; its stdout and stderr go to *out.
+  int Run(const std::string& args, std::string* out);
+  // Compiles examples/matmul_relu.sir into exe_ (dir_/mr.stx).
+  void CompileMatmulRelu();
+
+  std::filesystem::path dir_;
+  std::string exe_;
+};
 
 }  // namespace strata::testing

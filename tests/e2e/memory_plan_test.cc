@@ -22,7 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::ExpectTensorNear;
-using testing::RunCommand;
 using testing::SourcePath;
 
 struct ZooRun {
@@ -203,19 +202,7 @@ TEST(BoundedMemoryPlan, OneArenaServesEveryBatchAndTheBoundIsChecked) {
   ExpectTensorNear(*again, runs[0].expected, 1e-4f, 1e-5f);
 }
 
-class MemoryCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("strata_memory_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  int Strata(const std::string& args, std::string* out) {
-    return RunCommand(std::string(STRATA_BINARY) + " " + args, out);
-  }
-  fs::path dir_;
-};
+using MemoryCli = testing::StrataCliTest;
 
 TEST_F(MemoryCli, StatsInspectAndNoMemoryPlan) {
   const std::string model = SourcePath("tests/fixtures/onnx/mlp/model.onnx");
@@ -225,25 +212,25 @@ TEST_F(MemoryCli, StatsInspectAndNoMemoryPlan) {
   const std::string unplanned = (dir_ / "unplanned.stx").string();
   const std::string bounded = (dir_ / "bounded.stx").string();
   std::string out;
-  ASSERT_EQ(Strata("compile " + model + " -o " + planned, &out), 0) << out;
-  ASSERT_EQ(Strata("compile " + model + " --no-memory-plan -o " + unplanned, &out), 0) << out;
-  ASSERT_EQ(Strata("compile " + model + " --dynamic batch=1..64 -o " + bounded, &out), 0) << out;
+  ASSERT_EQ(Run("compile " + model + " -o " + planned, &out), 0) << out;
+  ASSERT_EQ(Run("compile " + model + " --no-memory-plan -o " + unplanned, &out), 0) << out;
+  ASSERT_EQ(Run("compile " + model + " --dynamic batch=1..64 -o " + bounded, &out), 0) << out;
 
-  ASSERT_EQ(Strata("run " + planned + " " + input + " " + expected + " --stats", &out), 0) << out;
+  ASSERT_EQ(Run("run " + planned + " " + input + " " + expected + " --stats", &out), 0) << out;
   EXPECT_NE(out.find("memory, call 1: "), std::string::npos) << out;
   EXPECT_NE(out.find(" from the system ("), std::string::npos) << out;
   EXPECT_NE(out.find("peak live "), std::string::npos) << out;
   EXPECT_NE(out.find("lower bound "), std::string::npos) << out;
-  ASSERT_EQ(Strata("run " + unplanned + " " + input + " " + expected + " --stats", &out), 0) << out;
+  ASSERT_EQ(Run("run " + unplanned + " " + input + " " + expected + " --stats", &out), 0) << out;
   EXPECT_NE(out.find("memory, call 1: "), std::string::npos) << out;
 
-  ASSERT_EQ(Strata("inspect " + planned, &out), 0) << out;
+  ASSERT_EQ(Run("inspect " + planned, &out), 0) << out;
   EXPECT_NE(out.find("memory plan: "), std::string::npos) << out;
   EXPECT_NE(out.find("batch * 512 bytes  (symbolic, reused)"), std::string::npos) << out;
   EXPECT_NE(out.find("pooled  "), std::string::npos) << out;
-  ASSERT_EQ(Strata("inspect " + unplanned, &out), 0) << out;
+  ASSERT_EQ(Run("inspect " + unplanned, &out), 0) << out;
   EXPECT_EQ(out.find("(symbolic, reused)"), std::string::npos) << out;
-  ASSERT_EQ(Strata("inspect " + bounded, &out), 0) << out;
+  ASSERT_EQ(Run("inspect " + bounded, &out), 0) << out;
   EXPECT_NE(out.find("(static arena)"), std::string::npos) << out;
   EXPECT_NE(out.find("bound checked at run time: batch = 1..64"), std::string::npos) << out;
 }

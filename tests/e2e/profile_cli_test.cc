@@ -22,26 +22,16 @@ namespace fs = std::filesystem;
 // shape_func_main_0 (the symbolic shape), tir_matmul and tir_relu.
 const char* const kInputs = " --input=2x3xf32=1,2,3,4,5,6 --input=3x2xf32=1,-1,1,-1,1,-1";
 
-class ProfileCli : public ::testing::Test {
+class ProfileCli : public StrataCliTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("strata_profile_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    exe_ = (dir_ / "mr.stx").string();
-    std::string out;
-    ASSERT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + exe_, &out), 0) << out;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  int Run(const std::string& args, std::string* out) {
-    return RunCommand(std::string(STRATA_BINARY) + " " + args, out);
+    StrataCliTest::SetUp();
+    CompileMatmulRelu();
   }
   std::string ReadText(const fs::path& path) {
     std::ifstream in(path);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  fs::path dir_;
-  std::string exe_;
 };
 
 // The count column of the profile row that starts with `label`, or -1.
