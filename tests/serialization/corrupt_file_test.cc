@@ -323,6 +323,45 @@ TEST(CorruptFileTest, FunctionHeadersAreChecked) {
   EXPECT_EQ(LoadError(kind.Write()), "functions[0] 'f': invalid function kind 9");
 }
 
+// The memory plan is descriptive, but inspect prints it: indices and text are checked.
+TEST(CorruptFileTest, MemoryPlansAreChecked) {
+  auto build = [](serialization::MemoryPlanSpec plan) {
+    ExecutableBuilder b;
+    CodeBuilder code;
+    code.Ret(0);
+    int32_t index = b.Bytecode("f", {"x"}, 1, code);
+    b.spec.functions[static_cast<size_t>(index)].memory_plan = std::move(plan);
+    return b.Write();
+  };
+  auto with_plan = [&](serialization::MemoryPlanSpec plan) { return LoadError(build(std::move(plan))); };
+  serialization::MemoryPlanSpec plan;
+  plan.storages.push_back({"arena", "4096", 4096});
+  plan.tensors.push_back({"t", "Tensor[(4, 256), f32]", 0, 128});
+  plan.pooled.push_back("y: Tensor[(4,), f32]");
+  plan.bounds.push_back("n = 1..8");
+  auto good = vm::Executable::LoadFromBytes(build(plan));
+  ASSERT_TRUE(good.ok()) << good.status().message();
+  const serialization::MemoryPlanSpec& read = (*good)->functions()[0].memory_plan;
+  ASSERT_EQ(read.storages.size(), 1u);
+  EXPECT_EQ(read.storages[0].static_bytes, 4096);
+  ASSERT_EQ(read.tensors.size(), 1u);
+  EXPECT_EQ(read.tensors[0].type, "Tensor[(4, 256), f32]");
+  EXPECT_EQ(read.tensors[0].offset, 128);
+  EXPECT_EQ(read.pooled, plan.pooled);
+  EXPECT_EQ(read.bounds, plan.bounds);
+
+  serialization::MemoryPlanSpec bad_storage = plan;
+  bad_storage.tensors[0].storage = 5;
+  EXPECT_EQ(with_plan(bad_storage), "functions[0] 'f': memory_plan.tensors[0]: storage 5 out of range (1 storages)");
+  serialization::MemoryPlanSpec bad_offset = plan;
+  bad_offset.tensors[0].offset = -64;
+  EXPECT_EQ(with_plan(bad_offset), "functions[0] 'f': memory_plan.tensors[0]: negative offset -64");
+  serialization::MemoryPlanSpec bad_text = plan;
+  bad_text.storages[0].size = std::string("40\x1b[2J96");
+  EXPECT_NE(with_plan(bad_text).find("functions[0] 'f': memory_plan.storages[0]: size is not printable text"),
+            std::string::npos);
+}
+
 TEST(CorruptFileTest, CallsToBytecodeFunctionsMustPassEveryParameter) {
   ExecutableBuilder b;
   int callee = b.Declare("callee", {"a", "b"}, 2, false);
