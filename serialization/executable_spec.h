@@ -15,7 +15,7 @@
 
 namespace strata::serialization {
 
-enum class FunctionKindSpec : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2 };
+enum class FunctionKindSpec : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2, kDevice = 3 };
 
 // The memory plan of a bytecode function (descriptive; see executable.fbs).
 struct PlannedStorageSpec {
@@ -52,6 +52,13 @@ struct FunctionSpec {
   std::string backend;
   // Bytecode functions.
   MemoryPlanSpec memory_plan;
+  // Device functions: index into ExecutableSpec::devices; `symbol` is the kernel's name.
+  int32_t device_index = -1;
+};
+
+struct DeviceRequirementSpec {
+  std::string name;
+  std::string options;
 };
 
 struct TensorConstantSpec {
@@ -84,6 +91,7 @@ struct ExecutableSpec {
   std::vector<ConstantSpec> constants;
   std::vector<NativeModuleSpec> native_modules;
   std::vector<int32_t> entry_points;  // indices into functions
+  std::vector<DeviceRequirementSpec> devices;
 };
 
 }  // namespace strata::serialization

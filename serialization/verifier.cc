@@ -1,6 +1,8 @@
 // Semantic and bytecode verification of a flatbuffers-verified executable.
 #include "serialization/verifier.h"
 
+#include <cctype>
+
 #include <cstdio>
 #include <span>
 #include <string>
@@ -291,6 +293,17 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
         return Status(ErrorStatus() << label << ": library function has no name");
       }
       return Status::Ok();
+    case fb::FunctionKind::Device: {
+      uint32_t n = SizeOf(exe.devices());
+      if (f->device_index() < 0 || static_cast<uint32_t>(f->device_index()) >= n) {
+        return Status(ErrorStatus() << label << ": device_index " << f->device_index() << " out of range (" << n
+                                    << " devices)");
+      }
+      if (f->symbol() == nullptr || f->symbol()->size() == 0) {
+        return Status(ErrorStatus() << label << ": device function has no kernel name (symbol)");
+      }
+      return Status::Ok();
+    }
   }
   return Status(ErrorStatus() << label << ": invalid function kind " << static_cast<int>(f->kind()));
 }
@@ -351,9 +364,24 @@ Status VerifyConstant(uint32_t index, const fb::Constant* c) {
   return Status(ErrorStatus() << label << ": unknown constant type " << static_cast<int>(c->value_type()));
 }
 
+// Device requirements: a plug-in name the loader can turn into a file name.
+Status VerifyDevice(uint32_t index, const fb::DeviceRequirement* d) {
+  const std::string label = "devices[" + std::to_string(index) + "]";
+  if (d->name() == nullptr || d->name()->size() == 0) return Status(ErrorStatus() << label << ": device has no name");
+  for (char c : d->name()->string_view()) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) {
+      return Status(ErrorStatus() << label << ": device name '" << PrintableText(d->name()->string_view(), 64)
+                                  << "' may only hold letters, digits and '_'");
+    }
+  }
+  STRATA_RETURN_IF_ERROR(CheckName(label, "name", d->name()));
+  return CheckName(label, "options", d->options());
+}
+
 }  // namespace
 
 Status VerifyExecutableSemantics(const fb::Executable& exe) {
+  for (uint32_t i = 0; i < SizeOf(exe.devices()); ++i) STRATA_RETURN_IF_ERROR(VerifyDevice(i, exe.devices()->Get(i)));
   uint32_t num_functions = SizeOf(exe.functions());
   for (uint32_t i = 0; i < num_functions; ++i) {
     STRATA_RETURN_IF_ERROR(VerifyFunction(exe, i, exe.functions()->Get(i)));

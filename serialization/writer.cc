@@ -50,6 +50,7 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   if (!symbol.IsNull()) fn.add_symbol(symbol);
   if (!backend.IsNull()) fn.add_backend(backend);
   if (!memory_plan.IsNull()) fn.add_memory_plan(memory_plan);
+  if (f.device_index >= 0) fn.add_device_index(f.device_index);
   return fn.Finish();
 }
 
@@ -126,8 +127,16 @@ std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOpti
   auto constants_vec = b.CreateVector(constants);
   auto modules_vec = b.CreateVector(modules);
   auto entry_points = b.CreateVector(spec.entry_points);
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::DeviceRequirement>>> devices_vec;
+  if (!spec.devices.empty()) {
+    std::vector<fbs::Offset<fb::DeviceRequirement>> devices;
+    for (const DeviceRequirementSpec& d : spec.devices) {
+      devices.push_back(fb::CreateDeviceRequirement(b, b.CreateString(d.name), b.CreateString(d.options)));
+    }
+    devices_vec = b.CreateVector(devices);
+  }
   auto root = fb::CreateExecutable(b, options.format_major, options.format_minor, producer, functions_vec,
-                                   constants_vec, modules_vec, entry_points);
+                                   constants_vec, modules_vec, entry_points, devices_vec);
   fb::FinishExecutableBuffer(b, root);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }

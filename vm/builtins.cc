@@ -11,6 +11,7 @@
 #include "kernels/blas.h"
 #include "kernels/dnnl.h"
 #include "vm/memory_pool.h"
+#include "vm/plugged_device.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
@@ -362,6 +363,75 @@ Status AllocTensor(void*, const Value* const* args, int32_t num_args, Value* out
   return Status::Ok();
 }
 
+// ---- devices (vm/plugged_device.h) ----------------------------------------------
+
+Status GetDevice(const char* builtin, const Value* const* args, int index, PluggedDevice** out_device) {
+  int64_t device;
+  STRATA_RETURN_IF_ERROR(GetInt(builtin, args, index, "device", &device));
+  std::span<const std::shared_ptr<PluggedDevice>> devices = CurrentDevices();
+  if (device < 0 || static_cast<size_t>(device) >= devices.size()) {
+    return Status(ErrorStatus() << builtin << ": device " << device << " out of range (the executable has "
+                                << devices.size() << " device" << (devices.size() == 1 ? "" : "s") << ")");
+  }
+  *out_device = devices[static_cast<size_t>(device)].get();
+  return Status::Ok();
+}
+
+// to_device(t, device): a copy of host tensor t on the device (asynchronous).
+Status ToDevice(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.to_device";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "t, device"));
+  if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
+  PluggedDevice* device;
+  STRATA_RETURN_IF_ERROR(GetDevice(kName, args, 1, &device));
+  auto copy = device->CopyToDevice(args[0]->tensor_ref());
+  if (!copy.ok()) return Status(copy.status()).WithContext(std::string(kName) + ": ");
+  *out_result = Value::FromTensor(std::move(copy).value());
+  return Status::Ok();
+}
+
+// to_host(t): a host copy of device tensor t; waits for the device (the host reads it).
+Status ToHost(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.to_host";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "t"));
+  if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
+  const Tensor& t = *args[0]->tensor();
+  if (t.device().device_type == kDLCPU) {
+    *out_result = *args[0];  // already on the host
+    return Status::Ok();
+  }
+  std::span<const std::shared_ptr<PluggedDevice>> devices = CurrentDevices();
+  const int32_t id = t.device().device_id;
+  if (t.device().device_type != kDLExtDev || id < 0 || static_cast<size_t>(id) >= devices.size()) {
+    return Status(ErrorStatus() << kName << ": the tensor is on " << DeviceName(t.device())
+                                << ", which is not a device of this executable");
+  }
+  auto copy = devices[static_cast<size_t>(id)]->CopyToHost(t, CurrentMemoryPool());
+  if (!copy.ok()) return Status(copy.status()).WithContext(std::string(kName) + ": ");
+  *out_result = Value::FromTensor(std::move(copy).value());
+  return Status::Ok();
+}
+
+// alloc_device_tensor(shape, dtype, device): an uninitialized tensor in device memory.
+Status AllocDeviceTensor(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = "vm.builtin.alloc_device_tensor";
+  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "shape, dtype, device"));
+  if (!args[0]->is_shape()) return KindError(kName, 0, "shape", "a Shape", *args[0]);
+  DataType dtype;
+  STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 1, "dtype", &dtype));
+  PluggedDevice* device;
+  STRATA_RETURN_IF_ERROR(GetDevice(kName, args, 2, &device));
+  if (!IsValidTensorDataType(dtype)) return Status(ErrorStatus() << kName << ": invalid dtype " << dtype.ToString());
+  auto bytes = NumBytesOf(args[0]->shape(), dtype);
+  if (!bytes.ok()) return Status(bytes.status()).WithContext(std::string(kName) + ": ");
+  auto storage = device->Allocate(*bytes);
+  if (!storage.ok()) return Status(storage.status()).WithContext(std::string(kName) + ": ");
+  auto tensor = Tensor::View(std::move(storage).value(), 0, args[0]->shape(), dtype);
+  if (!tensor.ok()) return Status(tensor.status()).WithContext(std::string(kName) + ": ");
+  *out_result = Value::FromTensor(std::move(tensor).value());
+  return Status::Ok();
+}
+
 Status MakeTuple(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   std::vector<Value> fields;
   fields.reserve(static_cast<size_t>(num_args));
@@ -413,6 +483,9 @@ constexpr BuiltinEntry kBuiltins[] = {
     {"vm.builtin.alloc_storage", &AllocStorage},
     {"vm.builtin.alloc_tensor_from_storage", &AllocTensorFromStorage},
     {"vm.builtin.alloc_tensor", &AllocTensor},
+    {"vm.builtin.to_device", &ToDevice},
+    {"vm.builtin.to_host", &ToHost},
+    {"vm.builtin.alloc_device_tensor", &AllocDeviceTensor},
     {"vm.builtin.tuple", &MakeTuple},
     {"vm.builtin.tuple_getitem", &TupleGetItem},
     {"vm.builtin.copy", &Copy},

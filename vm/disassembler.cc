@@ -152,6 +152,19 @@ std::string DescribeExecutable(const Executable& exe) {
     }
   }
 
+  if (!exe.devices().empty()) {
+    out << "\ndevices (" << exe.devices().size() << "):\n";
+    for (size_t i = 0; i < exe.devices().size(); ++i) {
+      const serialization::DeviceRequirementSpec& d = exe.devices()[i];
+      size_t kernels = 0;
+      for (const VMFunction& f : exe.functions()) {
+        kernels += f.kind == FunctionKind::kDevice && f.device_index == static_cast<int32_t>(i) ? 1 : 0;
+      }
+      out << "  [" << i << "] " << d.name << (d.options.empty() ? "" : "  options " + Quote(d.options)) << "  "
+          << kernels << " kernel" << (kernels == 1 ? "" : "s") << "\n";
+    }
+  }
+
   out << "\nfunctions (" << exe.functions().size() << "):\n";
   for (size_t i = 0; i < exe.functions().size(); ++i) {
     const VMFunction& f = exe.functions()[i];
@@ -172,6 +185,12 @@ std::string DescribeExecutable(const Executable& exe) {
       case FunctionKind::kLibrary:
         out << (f.backend.empty() ? "" : "  backend " + f.backend) << "\n";
         break;
+      case FunctionKind::kDevice: {
+        const auto& devices = exe.devices();
+        out << "  kernel " << f.symbol << " on device "
+            << (static_cast<size_t>(f.device_index) < devices.size() ? devices[f.device_index].name : "?") << "\n";
+        break;
+      }
     }
   }
 

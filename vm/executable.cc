@@ -18,6 +18,7 @@
 #include "vm/bytecode.h"
 #include "vm/cpu_features.h"
 #include "vm/native_module.h"
+#include "vm/plugged_device.h"
 
 namespace strata::vm {
 
@@ -99,6 +100,7 @@ const char* FunctionKindName(FunctionKind kind) {
     case FunctionKind::kBytecode: return "bytecode";
     case FunctionKind::kKernel: return "kernel";
     case FunctionKind::kLibrary: return "library";
+    case FunctionKind::kDevice: return "device";
   }
   return "<invalid>";
 }
@@ -196,6 +198,9 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
       } else if (out.kind == FunctionKind::kKernel) {
         out.module_index = f->module_index();
         out.symbol = f->symbol()->str();
+      } else if (out.kind == FunctionKind::kDevice) {
+        out.device_index = f->device_index();
+        out.symbol = f->symbol()->str();
       }
     }
   }
@@ -269,6 +274,9 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
     }
   }
   if (root->entry_points()) exe->entry_points_.assign(root->entry_points()->begin(), root->entry_points()->end());
+  if (const auto* devices = root->devices()) {
+    for (const fb::DeviceRequirement* d : *devices) exe->devices_.push_back({Str(d->name()), Str(d->options())});
+  }
 
   if (options.resolve) STRATA_RETURN_IF_ERROR(exe->Resolve());
   return std::shared_ptr<const Executable>(std::move(exe));
@@ -291,6 +299,11 @@ Status Executable::Resolve() {
     }
     modules_.push_back(std::move(module).value());
   }
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    auto device = PluggedDevice::Open(devices_[i].name, devices_[i].options, static_cast<int32_t>(i));
+    if (!device.ok()) return Status(device.status()).WithContext("devices[" + std::to_string(i) + "]: ");
+    plugged_devices_.push_back(std::move(device).value());
+  }
   for (size_t i = 0; i < functions_.size(); ++i) {
     VMFunction& f = functions_[i];
     std::string label = "functions[" + std::to_string(i) + "]";
@@ -308,6 +321,12 @@ Status Executable::Resolve() {
       auto kernel = modules_[static_cast<size_t>(f.module_index)]->Lookup(f.symbol);
       if (!kernel.ok()) return Status(kernel.status()).WithContext(label + " '" + f.name + "'" + offloaded + ": ");
       f.kernel = kernel.value();
+    } else if (f.kind == FunctionKind::kDevice) {
+      PluggedDevice& device = *plugged_devices_[static_cast<size_t>(f.device_index)];
+      auto kernel = device.LookupKernel(f.symbol);
+      if (!kernel.ok()) return Status(kernel.status()).WithContext(label + " '" + f.name + "': ");
+      f.device = &device;
+      f.device_kernel = kernel.value();
     }
   }
   DecodeForDispatch();

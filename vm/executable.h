@@ -27,15 +27,18 @@
 
 #include "serialization/executable_spec.h"
 #include "support/status.h"
+#include "vm/device_plugin.h"
 #include "vm/kernel_abi.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
 namespace strata::vm {
 
+class PluggedDevice;
+
 class NativeModule;
 
-enum class FunctionKind : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2 };
+enum class FunctionKind : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2, kDevice = 3 };
 
 // Operand words of VMFunction::dispatch_code. A register operand stays its
 // register index (>= 0). Any other operand becomes the address of the Value it
@@ -44,7 +47,7 @@ enum class FunctionKind : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2 };
 // The interpreter then turns any operand into a Value pointer with one compare,
 // constructing nothing.
 inline constexpr uint64_t kDispatchValueTag = uint64_t{1} << 63;
-const char* FunctionKindName(FunctionKind kind);  // "bytecode", "kernel", "library"
+const char* FunctionKindName(FunctionKind kind);  // "bytecode", "kernel", "library", "device"
 
 // One entry of the function table, with everything the interpreter needs.
 struct VMFunction {
@@ -68,6 +71,10 @@ struct VMFunction {
   std::string backend;
   // Bytecode functions: the compiler's memory plan, for inspection only.
   serialization::MemoryPlanSpec memory_plan;
+  // Device functions: index into Executable::devices(); `symbol` is the kernel name.
+  int32_t device_index = -1;
+  PluggedDevice* device = nullptr;   // resolved at load (null when not resolved)
+  StrataDeviceKernel device_kernel = 0;
 };
 
 // Description of a native module, for inspection.
@@ -111,6 +118,10 @@ class Executable {
   std::span<const VMFunction> functions() const { return functions_; }
   std::span<const Value> constants() const { return constants_; }
   std::span<const NativeModuleInfo> native_modules() const { return module_info_; }
+  // The devices the executable needs (name and open options), in index order.
+  std::span<const serialization::DeviceRequirementSpec> devices() const { return devices_; }
+  // Those devices, opened at load (empty when not resolved).
+  std::span<const std::shared_ptr<PluggedDevice>> plugged_devices() const { return plugged_devices_; }
   // Indices into functions() of the functions callable from outside.
   std::span<const int32_t> entry_points() const { return entry_points_; }
   // The entry point called `name`, or nullopt.
@@ -149,6 +160,8 @@ class Executable {
   std::vector<std::span<const uint8_t>> module_code_;
   std::vector<std::unique_ptr<NativeModule>> modules_;
   std::vector<int32_t> entry_points_;
+  std::vector<serialization::DeviceRequirementSpec> devices_;
+  std::vector<std::shared_ptr<PluggedDevice>> plugged_devices_;
   // Backing of dispatch_code, and the Values of immediate and function
   // operands it points to; sized once, never reallocated.
   std::vector<int64_t> dispatch_words_;

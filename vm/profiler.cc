@@ -17,6 +17,7 @@ const char* CategoryName(Profiler::EventCategory category) {
     case Profiler::EventCategory::kKernel: return "kernel";
     case Profiler::EventCategory::kBytecode: return "bytecode";
     case Profiler::EventCategory::kInvoke: return "invoke";
+    case Profiler::EventCategory::kDevice: return "device";
   }
   return "<invalid>";
 }
@@ -98,6 +99,7 @@ const char* InstructionKindName(InstructionKind kind) {
   switch (kind) {
     case InstructionKind::kCallLibrary: return "call library";
     case InstructionKind::kCallKernel: return "call kernel";
+    case InstructionKind::kCallDevice: return "call device";
     case InstructionKind::kCallBytecode: return "call bytecode";
     case InstructionKind::kRet: return "ret";
     case InstructionKind::kGoto: return "goto";

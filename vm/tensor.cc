@@ -118,9 +118,17 @@ StatusOr<Ref<Tensor>> Tensor::View(Ref<Storage> storage, int64_t byte_offset, st
     return Status(ErrorStatus() << "a tensor of " << nbytes << " bytes at offset " << byte_offset
                          << " does not fit in a storage of " << storage->nbytes() << " bytes");
   }
-  void* data = static_cast<uint8_t*>(storage->data()) + byte_offset;
   DLDevice device = storage->device();
   if (MemoryPool* pool = storage->pool()) pool->AddTensorBytes(nbytes);
+  if (device.device_type != kDLCPU) {
+    // Device memory is a handle the host never dereferences: no pointer
+    // arithmetic on it; the offset travels in byte_offset (vm/plugged_device.h).
+    void* handle = storage->data();
+    Ref<Tensor> t(new Tensor(shape, dtype, device, handle, count, std::move(storage)));
+    t->dl_.byte_offset = static_cast<uint64_t>(byte_offset);
+    return t;
+  }
+  void* data = static_cast<uint8_t*>(storage->data()) + byte_offset;
   return Ref<Tensor>(new Tensor(shape, dtype, device, data, count, std::move(storage)));
 }
 

@@ -1,7 +1,8 @@
 // Tensor: an n-dimensional array in the DLPack DLTensor layout.
 //
-// A Tensor is compact and row-major (strides == nullptr, byte_offset == 0; `data`
-// already points at the first element), lives on one device, and either owns its
+// A Tensor is compact and row-major (strides == nullptr; on the CPU byte_offset ==
+// 0 and `data` points at the first element; on a plugged-in device `data` is the
+// buffer handle and byte_offset the tensor's place in it), lives on one device, and either owns its
 // memory or views a Storage (memory planning, tensor constants inside a mapped
 // executable). `dl()` is what kernels receive, unchanged.
 //

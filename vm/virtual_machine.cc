@@ -19,6 +19,7 @@
 #include "support/printable_text.h"
 #include "vm/bytecode.h"
 #include "vm/kernel_runtime.h"
+#include "vm/plugged_device.h"
 #include "vm/profiler.h"
 
 namespace strata::vm {
@@ -69,6 +70,10 @@ Status MarshalKernelArgs(const VMFunction& callee, const int64_t* operands, int6
   for (int64_t i = 0; i < nargs; ++i) {
     const Value& v = *OperandValue(operands[i], regs);
     if (v.is_tensor()) {
+      if (v.tensor()->device().device_type != kDLCPU) [[unlikely]] {
+        return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": the tensor is on "
+                                    << DeviceName(v.tensor()->device()) << "; a CPU kernel needs it on the host");
+      }
       push(STRATA_ARG_TENSOR, StrataKernelArg{.tensor = v.tensor()->dl()});
     } else if (v.is_int()) {  // also every immediate operand
       push(STRATA_ARG_INT, StrataKernelArg{.i64 = v.int_value()});
@@ -84,6 +89,54 @@ Status MarshalKernelArgs(const VMFunction& callee, const int64_t* operands, int6
     }
   }
   *out_count = n;
+  return Status::Ok();
+}
+
+// The arguments of a device kernel: tensors on that device as buffer handle +
+// offset + shape, Ints (and Shape dims) as i64, Floats as f64.
+Status MarshalDeviceArgs(const VMFunction& callee, const int64_t* operands, int64_t nargs, const Value* regs,
+                         std::vector<StrataDeviceArg>* out) {
+  const DLDevice device = callee.device->dl_device();
+  for (int64_t i = 0; i < nargs; ++i) {
+    const Value& v = *OperandValue(operands[i], regs);
+    StrataDeviceArg arg{};
+    if (v.is_tensor()) {
+      const Tensor& t = *v.tensor();
+      if (!(t.device() == device)) {
+        return Status(ErrorStatus() << "device kernel '" << callee.symbol << "' on '" << callee.device->name()
+                                    << "' argument " << i << ": the tensor is on " << DeviceName(t.device())
+                                    << ", not on the device (copy it with to_device)");
+      }
+      if (t.ndim() > STRATA_DEVICE_MAX_NDIM) {
+        return Status(ErrorStatus() << "device kernel '" << callee.symbol << "' argument " << i << ": rank "
+                                    << t.ndim() << " is more than the device ABI's " << STRATA_DEVICE_MAX_NDIM);
+      }
+      arg.kind = STRATA_DEVICE_ARG_BUFFER;
+      arg.value.buffer.buffer = static_cast<StrataDeviceBuffer>(reinterpret_cast<uintptr_t>(t.data()));
+      arg.value.buffer.byte_offset = t.dl()->byte_offset;
+      arg.value.buffer.shape = t.shape().data();
+      arg.value.buffer.ndim = t.ndim();
+      arg.value.buffer.dtype = t.dl()->dtype;
+      out->push_back(arg);
+    } else if (v.is_int()) {
+      arg.kind = STRATA_DEVICE_ARG_I64;
+      arg.value.i64 = v.int_value();
+      out->push_back(arg);
+    } else if (v.is_float()) {
+      arg.kind = STRATA_DEVICE_ARG_F64;
+      arg.value.f64 = v.float_value();
+      out->push_back(arg);
+    } else if (v.is_shape()) {
+      for (int64_t d : v.shape()) {
+        arg.kind = STRATA_DEVICE_ARG_I64;
+        arg.value.i64 = d;
+        out->push_back(arg);
+      }
+    } else {
+      return Status(ErrorStatus() << "device kernel '" << callee.symbol << "' argument " << i << ": cannot pass "
+                                  << v.Describe() << " (expected a Tensor, Shape, Int or Float)");
+    }
+  }
   return Status::Ok();
 }
 
@@ -162,6 +215,7 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   frames_.push_back(Frame{&f, nullptr, 0, kVoidRegister});
   steps_left_ = step_budget_;
   MemoryPoolScope pool_scope(memory_pool_.get());
+  DeviceScope device_scope(executable_->plugged_devices());
   memory_pool_->BeginInterval();
   Value result;
   Status status = Run(f, &result);
@@ -177,6 +231,9 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
 void VirtualMachine::Reset() {
   frames_.clear();
   for (Value& r : registers_) r = Value();
+  // Commands the failed call queued finish now, so their failures (if any) are
+  // not reported to the next call.
+  for (const auto& device : executable_->plugged_devices()) (void)device->Synchronize();
 }
 
 Status VirtualMachine::InstructionError(const Frame& frame, const int64_t* pc, const Status& cause) const {
@@ -269,6 +326,18 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           if (!status.ok()) [[unlikely]] return status;
           if (dst != kVoidRegister) regs[dst] = std::move(result);
           if constexpr (kProfile) record(InstructionKind::kCallLibrary, func);
+          pc = operands + nargs;
+          break;
+        }
+        if (callee.kind == FunctionKind::kDevice) {
+          const VMFunction& function = *callee.function;
+          device_args_.clear();
+          Status status = MarshalDeviceArgs(function, operands, nargs, regs, &device_args_);
+          if (status.ok()) status = function.device->Launch(function.device_kernel, function.symbol, device_args_);
+          if (!status.ok()) [[unlikely]] return status;
+          // Asynchronous: the outputs are the device tensors passed in.
+          if (dst != kVoidRegister) regs[dst] = Value();
+          if constexpr (kProfile) record(InstructionKind::kCallDevice, func);
           pc = operands + nargs;
           break;
         }

@@ -110,6 +110,7 @@ class VirtualMachine {
 
   std::shared_ptr<const Executable> executable_;
   std::shared_ptr<MemoryPool> memory_pool_;
+  std::vector<StrataDeviceArg> device_args_;  // reused by every device call
   MemoryStats last_memory_stats_;
   std::vector<Value> registers_;
   std::vector<Frame> frames_;

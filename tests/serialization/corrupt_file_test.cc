@@ -146,11 +146,11 @@ std::vector<uint8_t> WithVersion(uint32_t major, uint32_t minor) {
 
 TEST(CorruptFileTest, VersionsTheRuntimeCannotReadAreRefusedWithBothVersions) {
   EXPECT_EQ(LoadError(WithVersion(2, 0)),
-            "executable format version 2.0 is newer than this runtime supports (1.2); upgrade the runtime");
-  EXPECT_EQ(LoadError(WithVersion(1, 4)),
-            "executable format version 1.4 is newer than this runtime supports (1.2); upgrade the runtime");
+            "executable format version 2.0 is newer than this runtime supports (1.3); upgrade the runtime");
+  EXPECT_EQ(LoadError(WithVersion(1, 5)),
+            "executable format version 1.5 is newer than this runtime supports (1.3); upgrade the runtime");
   EXPECT_EQ(LoadError(WithVersion(0, 9)),
-            "executable format version 0.9 is older than this runtime supports (1.2); recompile the model");
+            "executable format version 0.9 is older than this runtime supports (1.3); recompile the model");
   RegisterTestFunctions();
   EXPECT_NE(LoadOrDie(WithVersion(serialization::kFormatMajor, serialization::kFormatMinor)), nullptr);
 }
@@ -161,7 +161,7 @@ TEST(CorruptFileTest, VersionIsCheckedBeforeTheRestOfTheFileIsTrusted) {
   std::vector<uint8_t> mangled = bytes;
   for (size_t i = mangled.size() / 2; i < mangled.size(); ++i) mangled[i] = 0xee;
   EXPECT_EQ(LoadError(mangled),
-            "executable format version 3.1 is newer than this runtime supports (1.2); upgrade the runtime");
+            "executable format version 3.1 is newer than this runtime supports (1.3); upgrade the runtime");
 }
 
 // main with two library functions before it, so it is functions[2], and an
