@@ -47,6 +47,8 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "pass-after", po::value<std::vector<std::string>>(), "ANCHOR:PASS, run registered PASS after ANCHOR")(
       "dispatch", po::value<std::vector<std::string>>(),
       "run a registered dispatch pass before LegalizeOps (e.g. cpu-blas); same as --pass-before=LegalizeOps:NAME")(
+      "target", po::value<std::string>(),
+      "where the model runs: cpu (the default) or cpu,npu (offload what the simulated NPU supports; docs/devices.md)")(
       "byoc", po::value<std::vector<std::string>>(),
       "offload what the BYOC backend NAME supports (dnnl, ccodegen): FuseOpsByPattern, MergeCompositeFunctions "
       "and RunCodegen run after DispatchTIR")(
@@ -75,6 +77,30 @@ int RunCompileCommand(const std::vector<std::string>& args) {
     }
   }
   if (vm.count("byoc")) compile_options.byoc_backends = vm["byoc"].as<std::vector<std::string>>();
+  if (vm.count("target")) {
+    const std::string targets = vm["target"].as<std::string>();
+    bool cpu = false;
+    for (size_t start = 0; start <= targets.size();) {
+      size_t end = targets.find(',', start);
+      if (end == std::string::npos) end = targets.size();
+      const std::string target = targets.substr(start, end - start);
+      if (target == "cpu") {
+        cpu = true;
+      } else if (target == "npu") {
+        compile_options.device_targets.push_back(target);
+      } else {
+        std::fprintf(stderr, "strata compile: --target: unknown target '%s' in '%s' (known: cpu, npu)\n",
+                     target.c_str(), targets.c_str());
+        return 2;
+      }
+      start = end + 1;
+    }
+    if (!cpu) {
+      std::fprintf(stderr, "strata compile: --target must include cpu (what the devices cannot run stays there), "
+                           "e.g. --target cpu,npu\n");
+      return 2;
+    }
+  }
   if (vm.count("tir-library")) compile_options.tir_library_paths = vm["tir-library"].as<std::vector<std::string>>();
   for (const char* key : {"pass-before", "pass-after"}) {
     if (!vm.count(key)) continue;

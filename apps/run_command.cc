@@ -135,6 +135,17 @@ void PrintMemoryStats(size_t index, const vm::MemoryStats& stats) {
                static_cast<long long>(stats.lower_bound_bytes), ratio);
 }
 
+// The device line of --stats (executables compiled for a device target).
+void PrintDeviceStats(size_t index, const vm::DeviceStats& stats) {
+  std::fprintf(stderr,
+               "devices, call %zu: %lld host->device copies (%s), %lld device->host copies (%s), %lld kernel "
+               "launches, device time %.3f us\n",
+               index, static_cast<long long>(stats.host_to_device_copies),
+               FormatBytes(stats.host_to_device_bytes).c_str(), static_cast<long long>(stats.device_to_host_copies),
+               FormatBytes(stats.device_to_host_bytes).c_str(), static_cast<long long>(stats.kernel_launches),
+               static_cast<double>(stats.device_time_ns) / 1000.0);
+}
+
 // --repeat, --warmup, --profile and --trace, checked.
 struct TimingOptions {
   int64_t warmup = 0;          // untimed calls first
@@ -284,7 +295,10 @@ int RunRunCommand(const std::vector<std::string>& args) {
       failed = true;
       continue;
     }
-    if (vm.count("stats")) PrintMemoryStats(static_cast<size_t>(call) + 1, machine.last_memory_stats());
+    if (vm.count("stats")) {
+      PrintMemoryStats(static_cast<size_t>(call) + 1, machine.last_memory_stats());
+      if (!(*executable)->devices().empty()) PrintDeviceStats(static_cast<size_t>(call) + 1, machine.last_device_stats());
+    }
     if (call >= timing.warmup) latencies_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
     result = std::move(called).value();
   }

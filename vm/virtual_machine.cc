@@ -217,15 +217,36 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   MemoryPoolScope pool_scope(memory_pool_.get());
   DeviceScope device_scope(executable_->plugged_devices());
   memory_pool_->BeginInterval();
+  const bool has_devices = !executable_->plugged_devices().empty();
+  const DeviceStats devices_before = has_devices ? DeviceCounters() : DeviceStats();
   Value result;
   Status status = Run(f, &result);
   last_memory_stats_ = memory_pool_->Snapshot();
+  if (has_devices) {
+    last_device_stats_ = DeviceCounters();
+    last_device_stats_ -= devices_before;
+  }
   if (!status.ok()) {
     Reset();
     // Messages quote string constants of the file (err_ctx); keep them one line.
     return Status::Error(PrintableText(status.message()));
   }
   return result;
+}
+
+DeviceStats VirtualMachine::DeviceCounters() const {
+  DeviceStats total;
+  for (const auto& device : executable_->plugged_devices()) {
+    StatusOr<DeviceStats> stats = device->Counters();
+    if (!stats.ok()) continue;  // counters are diagnostics: a failure must not fail the call
+    total.host_to_device_copies += stats->host_to_device_copies;
+    total.host_to_device_bytes += stats->host_to_device_bytes;
+    total.device_to_host_copies += stats->device_to_host_copies;
+    total.device_to_host_bytes += stats->device_to_host_bytes;
+    total.kernel_launches += stats->kernel_launches;
+    total.device_time_ns += stats->device_time_ns;
+  }
+  return total;
 }
 
 void VirtualMachine::Reset() {

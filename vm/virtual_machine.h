@@ -25,6 +25,7 @@
 #include "support/status.h"
 #include "vm/executable.h"
 #include "vm/memory_pool.h"
+#include "vm/plugged_device.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
@@ -58,6 +59,11 @@ class VirtualMachine {
   // Memory counters of the last Invoke (system bytes, allocations, peak live
   // bytes and the lower bound), measured from its start to its return.
   const MemoryStats& last_memory_stats() const { return last_memory_stats_; }
+  // Device work of the last Invoke, summed over the executable's devices:
+  // host<->device copies and bytes, kernel launches and the devices' own time
+  // (simulated for sim_npu). Commands still running when Invoke returned (its
+  // result stayed on a device) count in the next call's numbers.
+  const DeviceStats& last_device_stats() const { return last_device_stats_; }
 
   // Bytecode is a full programming language: a hostile or damaged executable can
   // loop forever, which verification cannot rule out. These two controls bound a
@@ -112,6 +118,8 @@ class VirtualMachine {
   std::shared_ptr<MemoryPool> memory_pool_;
   std::vector<StrataDeviceArg> device_args_;  // reused by every device call
   MemoryStats last_memory_stats_;
+  DeviceStats last_device_stats_;
+  DeviceStats DeviceCounters() const;
   std::vector<Value> registers_;
   std::vector<Frame> frames_;
   std::vector<CallTarget> call_targets_;  // by function index

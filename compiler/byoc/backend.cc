@@ -69,7 +69,7 @@ std::vector<std::string> RegisteredBackendNames() {
 void RegisterBuiltinBackends() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (Backend backend : {DnnlBackend(), CCodegenBackend()}) {
+    for (Backend backend : {DnnlBackend(), CCodegenBackend(), SimNpuBackend()}) {
       Status status = RegisterBackend(std::move(backend));
       if (!status.ok()) std::fprintf(stderr, "strata: %s\n", status.message().c_str());
     }
@@ -89,6 +89,14 @@ const graph::CallNode* FindOpCall(const graph::Function& composite, const std::s
     }
   }
   return nullptr;
+}
+
+std::vector<int64_t> IntsAttr(const graph::CallNode& call, const char* key, std::vector<int64_t> fallback) {
+  auto it = call.attrs.find(key);
+  if (it == call.attrs.end()) return fallback;
+  if (const auto* list = std::get_if<std::vector<int64_t>>(&it->second)) return *list;
+  if (const auto* i = std::get_if<int64_t>(&it->second)) return {*i};
+  return fallback;
 }
 
 }  // namespace strata::byoc

@@ -93,5 +93,8 @@ std::string FusePassName(const std::string& backend);
 
 // Helpers for codegens: the first call of op `op` in a composite's body.
 const graph::CallNode* FindOpCall(const graph::Function& composite, const std::string& op);
+// An integer or integer-list attribute of an operator call (conv2d's strides,
+// padding, ...) as a list; `fallback` when the call has no such attribute.
+std::vector<int64_t> IntsAttr(const graph::CallNode& call, const char* key, std::vector<int64_t> fallback);
 
 }  // namespace strata::byoc

@@ -67,7 +67,7 @@ Status CheckResult(const Generated& g, const std::string& backend) {
       bool exported = false;
       for (const std::string& s : g.result.module.symbols) exported = exported || s == symbol;
       if (!exported) return fail("function '" + symbol + "' is not exported by the generated code");
-    } else if (g.result.module.format != "library") {
+    } else if (g.result.module.format != "library" && g.result.module.format != "device") {
       return fail("unknown external module format '" + g.result.module.format + "'");
     }
   }
@@ -179,16 +179,17 @@ StatusOr<ir::IRModule> RunCodegen(ir::IRModule module) {
   // The external code; a backend's library functions are listed once.
   for (auto& [name, g] : generated) {
     ir::ExternalModule& m = g.result.module;
-    if (m.format == "library") {
+    // Library functions and device kernels carry no code: one list per backend.
+    if (m.format == "library" || m.format == "device") {
       std::set<std::string> symbols(m.symbols.begin(), m.symbols.end());
       if (g.result.function_call) symbols.insert(g.result.function_call->symbol);
       for (const auto& [composite, call] : g.result.composite_calls) symbols.insert(call.symbol);
       ir::ExternalModule* existing = nullptr;
       for (ir::ExternalModule& e : module.external_modules()) {
-        if (e.format == "library" && e.backend == m.backend) existing = &e;
+        if (e.format == m.format && e.backend == m.backend) existing = &e;
       }
       if (existing == nullptr) {
-        module.external_modules().push_back(ir::ExternalModule{m.backend, "library", {}, {}, {}, {}});
+        module.external_modules().push_back(ir::ExternalModule{m.backend, m.format, {}, {}, {}, {}});
         existing = &module.external_modules().back();
       }
       symbols.insert(existing->symbols.begin(), existing->symbols.end());

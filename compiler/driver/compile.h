@@ -32,6 +32,10 @@ struct CompileOptions {
   // BYOC backends (byoc/backend.h), in priority order: their FuseOpsByPattern
   // passes, then MergeCompositeFunctions and RunCodegen, run right after DispatchTIR.
   std::vector<std::string> byoc_backends;
+  // Devices to offload to besides the CPU (strata compile --target cpu,npu):
+  // "npu" is the simulated NPU plug-in; its BYOC backend (byoc/sim_npu) runs
+  // after DispatchTIR and PlaceOnDevices after CallTIRRewrite.
+  std::vector<std::string> device_targets;
   // Run PlanMemory (plan_memory.h). Off, every tensor is its own allocation from
   // the VM's pool; results are bit-identical either way.
   bool plan_memory = true;

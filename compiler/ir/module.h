@@ -33,7 +33,9 @@ struct ExternalModule {
   std::string backend;  // the codegen that produced it, e.g. "dnnl"
   // "library": `symbols` are library functions the runtime provides (its
   // registry); `code` is empty. "elf-shared-object": `code` is a shared object
-  // whose `symbols` follow the kernel ABI (vm/kernel_abi.h).
+  // whose `symbols` follow the kernel ABI (vm/kernel_abi.h). "device": `symbols`
+  // are "<device>:<kernel>" kernels of the plugged-in device `backend`
+  // (docs/devices.md), launched by the VM on that device.
   std::string format = "library";
   std::vector<uint8_t> code;
   std::vector<std::string> symbols;

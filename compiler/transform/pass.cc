@@ -15,6 +15,7 @@
 #include "compiler/transform/kill_after_last_use.h"
 #include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/place_on_devices.h"
 #include "compiler/transform/plan_memory.h"
 #include "compiler/transform/tir_dispatch.h"
 #include "compiler/transform/vm_shape_lower.h"
@@ -35,7 +36,8 @@ struct Registry {
                       Pass{"DispatchTIR", TirDispatch},
                       Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
                       Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
-                      Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlanMemory", PlanMemory},
+                      Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
+                      Pass{"PlanMemory", PlanMemory},
                       Pass{"VMShapeLower", VMShapeLower}, Pass{"KillAfterLastUse", KillAfterLastUse},
                       Pass{"MergeCompositeFunctions", byoc::MergeCompositeFunctions},
                       Pass{"RunCodegen", byoc::RunCodegen}}) {

@@ -39,8 +39,9 @@ class ModuleContext {
     // Native code of BYOC backends follows the compiled tensor programs (module 0).
     int32_t next_module = has_kernels ? 1 : 0;
     for (const ir::ExternalModule& m : module.external_modules()) {
-      external_module_index_.push_back(m.format == "library" ? -1 : next_module);
-      if (m.format != "library") ++next_module;
+      const bool native = m.format != "library" && m.format != "device";
+      external_module_index_.push_back(native ? next_module : -1);
+      if (native) ++next_module;
     }
     // Graph functions, then tensor programs; libraries are appended on first use.
     for (const auto& [name, func] : module.functions()) {
@@ -85,7 +86,12 @@ class ModuleContext {
       for (const std::string& symbol : externals[m].symbols) exported = exported || symbol == name;
       if (!exported) continue;
       fn.backend = externals[m].backend;
-      if (external_module_index_[m] >= 0) {
+      if (externals[m].format == "device") {
+        // "sim_npu:dense": kernel "dense" of the plugged-in device "sim_npu".
+        fn.kind = FunctionKindSpec::kDevice;
+        fn.device_index = DeviceIndex(externals[m].backend);
+        fn.symbol = name.substr(name.find(':') + 1);
+      } else if (external_module_index_[m] >= 0) {
         fn.kind = FunctionKindSpec::kKernel;
         fn.module_index = external_module_index_[m];
         fn.symbol = name;
@@ -95,6 +101,15 @@ class ModuleContext {
     spec.functions.push_back(std::move(fn));
     libraries_.emplace(name, index);
     return index;
+  }
+
+  // Index of `device` in the executable's devices table (added on first use).
+  int32_t DeviceIndex(const std::string& device) {
+    for (size_t i = 0; i < spec.devices.size(); ++i) {
+      if (spec.devices[i].name == device) return static_cast<int32_t>(i);
+    }
+    spec.devices.push_back({device, ""});
+    return static_cast<int32_t>(spec.devices.size() - 1);
   }
 
   // Index of `value` in the constant pool; equal constants share one entry.
@@ -356,6 +371,12 @@ class FunctionEmitter {
     if (MatchCallPacked(call, &packed)) {
       func = ctx_->LibraryIndex(packed.name);
       args = std::move(packed.args);
+      // Builtins name a device by its name in the IR and by its index in the
+      // executable's devices table at run time.
+      if ((packed.name == "vm.builtin.to_device" || packed.name == "vm.builtin.alloc_device_tensor") &&
+          !args.empty() && args.back().as<StringImmNode>()) {
+        args.back() = Int64Value(ctx_->DeviceIndex(args.back().as<StringImmNode>()->value));
+      }
     } else if (const auto* op = call->op.as<OpNode>()) {
       if (op->name == ops::kShapeOf) {
         func = ctx_->LibraryIndex("vm.builtin.shape_of");

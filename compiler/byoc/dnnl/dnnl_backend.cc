@@ -84,14 +84,6 @@ FusionPattern MatmulPattern() {
   return {"dnnl.matmul", matmul, {}, shapes_fit};
 }
 
-std::vector<int64_t> IntsAttr(const CallNode& call, const char* key, std::vector<int64_t> fallback) {
-  auto it = call.attrs.find(key);
-  if (it == call.attrs.end()) return fallback;
-  if (const auto* list = std::get_if<std::vector<int64_t>>(&it->second)) return *list;
-  if (const auto* i = std::get_if<int64_t>(&it->second)) return {*i};
-  return fallback;
-}
-
 Expr ShapeOf(const std::vector<int64_t>& values) {
   std::vector<tir::PrimExpr> dims;
   for (int64_t v : values) dims.push_back(tir::IntImm(DataType::I64(), v));
