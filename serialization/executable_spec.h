@@ -22,6 +22,7 @@ struct PlannedStorageSpec {
   std::string name;
   std::string size;
   int64_t static_bytes = -1;
+  std::string device;  // empty: host memory
 };
 struct PlannedTensorSpec {
   std::string name;

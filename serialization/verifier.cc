@@ -241,6 +241,7 @@ Status VerifyMemoryPlan(const std::string& label, const fb::MemoryPlan* plan) {
     std::string at = where + ".storages[" + std::to_string(i) + "]";
     STRATA_RETURN_IF_ERROR(CheckName(at, "name", s->name()));
     STRATA_RETURN_IF_ERROR(CheckName(at, "size", s->size()));
+    STRATA_RETURN_IF_ERROR(CheckName(at, "device", s->device()));
   }
   for (uint32_t i = 0; i < SizeOf(plan->tensors()); ++i) {
     const fb::PlannedTensor* t = plan->tensors()->Get(i);

@@ -16,7 +16,10 @@ namespace fbs = ::flatbuffers;
 fbs::Offset<fb::MemoryPlan> WriteMemoryPlan(fbs::FlatBufferBuilder& b, const MemoryPlanSpec& plan) {
   std::vector<fbs::Offset<fb::PlannedStorage>> storages;
   for (const PlannedStorageSpec& s : plan.storages) {
-    storages.push_back(fb::CreatePlannedStorage(b, b.CreateString(s.name), b.CreateString(s.size), s.static_bytes));
+    fbs::Offset<fbs::String> device;
+    if (!s.device.empty()) device = b.CreateString(s.device);
+    storages.push_back(
+        fb::CreatePlannedStorage(b, b.CreateString(s.name), b.CreateString(s.size), s.static_bytes, device));
   }
   std::vector<fbs::Offset<fb::PlannedTensor>> tensors;
   for (const PlannedTensorSpec& t : plan.tensors) {

@@ -293,6 +293,8 @@ Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_r
   return Status::Ok();
 }
 
+Status GetDevice(const char* builtin, const Value* const* args, int index, PluggedDevice** out_device);
+
 // check_bound(shape(v), lo, hi, err_ctx): v within [lo, hi], the range a memory
 // plan sized its arena for.
 Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
@@ -314,7 +316,7 @@ Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
 // when the size is symbolic (the plan computes it with make_shape).
 Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = "vm.builtin.alloc_storage";
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "bytes, alignment"));
+  if (num_args != 3) STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "bytes, alignment[, device]"));
   int64_t bytes, alignment;
   const Value& size = *args[0];
   if (size.is_shape() && size.shape().size() == 1) {
@@ -328,6 +330,15 @@ Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* ou
   if (bytes < 0) return Status(ErrorStatus() << kName << ": negative size " << bytes);
   if (alignment <= 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
     return Status(ErrorStatus() << kName << ": alignment " << alignment << " is not a power of two up to 4096");
+  }
+  if (num_args == 3) {
+    // Device memory (a memory plan's device arena or token): the plug-in's alignment applies.
+    PluggedDevice* device;
+    STRATA_RETURN_IF_ERROR(GetDevice(kName, args, 2, &device));
+    auto storage = device->Allocate(bytes);
+    if (!storage.ok()) return Status(storage.status()).WithContext(std::string(kName) + ": ");
+    *out_result = Value::FromStorage(std::move(storage).value());
+    return Status::Ok();
   }
   MemoryPool* pool = CurrentMemoryPool();
   auto storage = pool ? pool->AllocateStorage(bytes, alignment) : Storage::Allocate(bytes, alignment, kCpuDevice);

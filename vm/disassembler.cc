@@ -117,7 +117,8 @@ void DescribeMemoryPlan(const serialization::MemoryPlanSpec& plan, std::ostrings
     const serialization::PlannedStorageSpec& storage = plan.storages[s];
     out << "        " << storage.name << "  "
         << (storage.static_bytes >= 0 ? std::to_string(storage.static_bytes) : storage.size) << " bytes"
-        << (storage.static_bytes >= 0 ? "  (static arena)" : "  (symbolic, reused)") << "\n";
+        << (storage.static_bytes >= 0 ? "  (static arena)" : "  (symbolic, reused)")
+        << (storage.device.empty() ? "" : "  on " + storage.device) << "\n";
     for (const serialization::PlannedTensorSpec& t : plan.tensors) {
       if (t.storage != static_cast<int32_t>(s)) continue;
       out << "          +" << t.offset << "  " << t.name << ": " << t.type << "\n";

@@ -48,7 +48,7 @@ serialization::MemoryPlanSpec ReadMemoryPlan(const fb::MemoryPlan& plan) {
   serialization::MemoryPlanSpec out;
   if (plan.storages()) {
     for (const fb::PlannedStorage* s : *plan.storages()) {
-      out.storages.push_back({Str(s->name()), Str(s->size()), s->static_bytes()});
+      out.storages.push_back({Str(s->name()), Str(s->size()), s->static_bytes(), Str(s->device())});
     }
   }
   if (plan.tensors()) {

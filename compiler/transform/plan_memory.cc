@@ -24,6 +24,10 @@ namespace {
 constexpr const char* kAllocStorage = "vm.builtin.alloc_storage";
 constexpr const char* kAllocTensorFromStorage = "vm.builtin.alloc_tensor_from_storage";
 constexpr const char* kCheckBound = "vm.builtin.check_bound";
+constexpr const char* kAllocDeviceTensor = "vm.builtin.alloc_device_tensor";
+// Copies between the host and a device: their results never alias their inputs.
+constexpr const char* kToDevice = "vm.builtin.to_device";
+constexpr const char* kToHost = "vm.builtin.to_host";
 constexpr const char* kBoundAttrPrefix = "bound_";
 
 int64_t AlignUp(int64_t bytes) { return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
@@ -127,6 +131,7 @@ struct Candidate {
   int64_t def;       // binding index (over all top-level blocks)
   int64_t last_use;  // last binding index that uses it or an alias
   PrimExpr bytes;    // simplified size in bytes
+  std::string device;  // empty: host memory; else the plugged-in device (PlaceOnDevices)
   bool output = false;
 };
 
@@ -138,6 +143,7 @@ struct Placement {
 
 struct StorageDecl {
   size_t block;
+  std::string device;  // empty: host
   bool arena;
   int64_t static_bytes;  // arena: its size; token: -1
   PrimExpr size;         // token: its symbolic size
@@ -211,13 +217,32 @@ Plan PlanFunction(const FunctionNode& func) {
       for (size_t id : pointees(used)) candidates[id].last_use = index;
 
       const auto* call = value.as<CallNode>();
-      const auto* shape = call && IsOpCall(call, ops::kAllocTensor) ? call->args[0].as<ShapeExprNode>() : nullptr;
-      const auto* dtype = shape ? call->args[1].as<DataTypeImmNode>() : nullptr;
+      PackedCall packed;
+      const bool packed_call = call && MatchCallPacked(call, &packed);
+      const ShapeExprNode* shape = nullptr;
+      const DataTypeImmNode* dtype = nullptr;
+      std::string device;
+      if (call && IsOpCall(call, ops::kAllocTensor)) {
+        shape = call->args[0].as<ShapeExprNode>();
+        dtype = shape ? call->args[1].as<DataTypeImmNode>() : nullptr;
+      } else if (packed_call && packed.name == kAllocDeviceTensor && packed.args.size() == 3 &&
+                 packed.args[2].as<StringImmNode>()) {
+        shape = packed.args[0].as<ShapeExprNode>();
+        dtype = packed.args[1].as<DataTypeImmNode>();
+        device = packed.args[2].as<StringImmNode>()->value;
+      }
+      if (packed_call && packed.name == kToDevice) {
+        // The copy runs after to_device returns: its host source must keep its
+        // memory until the device has read it, so it is not planned.
+        for (size_t id : pointees(used)) candidates[id].output = true;
+      }
       if (shape && dtype) {
         PrimExpr bytes = tir::IntImm(DataType::I64(), dtype->value.bytes());
         for (const PrimExpr& d : shape->values) bytes = bytes * d;
-        candidates.push_back(Candidate{binding.var.get(), b, index, index, arith::Simplify(bytes)});
+        candidates.push_back(Candidate{binding.var.get(), b, index, index, arith::Simplify(bytes), device});
         points_to[binding.var.get()] = {candidates.size() - 1};
+      } else if (packed_call && (packed.name == kToDevice || packed.name == kToHost)) {
+        // A copy: a new tensor, no alias of its source.
       } else if (value.as<VarNode>() || value.as<TupleNode>() || value.as<TupleGetItemNode>() ||
                  MayHoldTensor(binding.var->struct_info)) {
         // Aliases, and any other value that could hand back one of its inputs.
@@ -229,13 +254,16 @@ Plan PlanFunction(const FunctionNode& func) {
   }
   for (size_t id : pointees(VarsUsedIn(seq->body))) candidates[id].output = true;
 
+  std::set<std::string> devices;  // "" is the host
+  for (const Candidate& c : candidates) devices.insert(c.device);
   for (size_t b = 0; b < seq->blocks.size(); ++b) {
-    // Static and bounded sizes: one arena for the block.
+   for (const std::string& device : devices) {
+    // Static and bounded sizes: one arena for the block (per device).
     std::vector<const Candidate*> packed;
     std::vector<int64_t> sizes;
     std::vector<const Candidate*> symbolic;
     for (const Candidate& c : candidates) {
-      if (c.block != b || c.output) continue;
+      if (c.block != b || c.device != device || c.output) continue;
       if (std::optional<int64_t> bytes = arith::AsConstant(c.bytes)) {
         packed.push_back(&c);
         sizes.push_back(AlignUp(*bytes));
@@ -251,7 +279,7 @@ Plan PlanFunction(const FunctionNode& func) {
       std::vector<int64_t> offsets;
       int64_t arena = PackArena(packed, sizes, &offsets);
       int storage = static_cast<int>(plan.storages.size());
-      plan.storages.push_back(StorageDecl{b, true, arena, PrimExpr()});
+      plan.storages.push_back(StorageDecl{b, device, true, arena, PrimExpr()});
       for (size_t i = 0; i < packed.size(); ++i) plan.placements[packed[i]->var] = Placement{storage, offsets[i]};
     }
 
@@ -270,7 +298,7 @@ Plan PlanFunction(const FunctionNode& func) {
     std::set<const Candidate*> symbolic_set(symbolic.begin(), symbolic.end());
     std::set<const Candidate*> in_arena(packed.begin(), packed.end());  // allocated up front
     for (const Candidate& c : candidates) {
-      if (c.block != b) continue;
+      if (c.block != b || c.device != device) continue;
       Token* reuse = nullptr;
       if (symbolic_set.count(&c)) {
         for (Token& t : tokens) {
@@ -286,13 +314,14 @@ Plan PlanFunction(const FunctionNode& func) {
       if (!symbolic_set.count(&c)) continue;
       if (!reuse) {
         int storage = static_cast<int>(plan.storages.size());
-        plan.storages.push_back(StorageDecl{b, false, -1, c.bytes});
+        plan.storages.push_back(StorageDecl{b, device, false, -1, c.bytes});
         tokens.push_back(Token{storage, c.bytes, c.last_use});
         reuse = &tokens.back();
       }
       reuse->free_after = c.last_use;
       plan.placements[c.var] = Placement{reuse->storage, 0};
     }
+  }
   }
   return plan;
 }
@@ -320,17 +349,23 @@ class PlanRewriter : public Normalizer {
     if (bounded != plan_->bounded.end()) EmitBoundChecks(bounded->second);
     Expr value = MutateExpr(binding.value);
     if (failed()) return;
+    // alloc_tensor(shape, dtype) or alloc_device_tensor(shape, dtype, device).
     const auto* call = value.as<CallNode>();
+    std::vector<Expr> args = call->args;
+    PackedCall packed;
+    if (MatchCallPacked(call, &packed)) args = std::move(packed.args);
     const Placement& placement = it->second;
     Var& storage = storage_vars_[placement.storage];
     if (!storage.get()) {
       const StorageDecl& decl = plan_->storages[placement.storage];
       Expr size = decl.arena ? Int64Value(decl.static_bytes) : ShapeExprNode::make({decl.size});
-      storage = Emit(decl.arena ? "arena" : "storage",
-                     MakeCallPacked(kAllocStorage, {size, Int64Value(kPlanAlignment)}, ObjectStructInfoNode::make()));
+      std::vector<Expr> alloc_args = {size, Int64Value(kPlanAlignment)};
+      if (!decl.device.empty()) alloc_args.push_back(StringImmNode::make(decl.device));
+      std::string hint = decl.arena ? "arena" : "storage";
+      if (!decl.device.empty()) hint += "_" + decl.device;
+      storage = Emit(hint, MakeCallPacked(kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
     }
-    Expr tensor = MakeCallPacked(kAllocTensorFromStorage,
-                                 {storage, Int64Value(placement.offset), call->args[0], call->args[1]},
+    Expr tensor = MakeCallPacked(kAllocTensorFromStorage, {storage, Int64Value(placement.offset), args[0], args[1]},
                                  value->struct_info);
     EmitBinding(binding, Annotate(tensor));
   }

@@ -201,6 +201,9 @@ class MemoryPlanCollector : public ExprVisitor {
       } else {
         storage.size = "?";
       }
+      if (packed.args.size() == 3 && packed.args[2].as<StringImmNode>()) {
+        storage.device = packed.args[2].as<StringImmNode>()->value;
+      }
       storages_[binding.var.get()] = static_cast<int32_t>(plan.storages.size());
       plan.storages.push_back(std::move(storage));
     } else if (packed.name == "vm.builtin.alloc_tensor_from_storage" && packed.args.size() == 4) {
@@ -373,7 +376,8 @@ class FunctionEmitter {
       args = std::move(packed.args);
       // Builtins name a device by its name in the IR and by its index in the
       // executable's devices table at run time.
-      if ((packed.name == "vm.builtin.to_device" || packed.name == "vm.builtin.alloc_device_tensor") &&
+      if ((packed.name == "vm.builtin.to_device" || packed.name == "vm.builtin.alloc_device_tensor" ||
+           packed.name == "vm.builtin.alloc_storage") &&
           !args.empty() && args.back().as<StringImmNode>()) {
         args.back() = Int64Value(ctx_->DeviceIndex(args.back().as<StringImmNode>()->value));
       }
