@@ -14,6 +14,12 @@
 //                           matmul and conv2d chains on oneDNN); default_us is the
 //                           default build's time measured in the same run and
 //                           speedup_vs_default = default_us / this row's time
+//   Zoo/<model>/npu         compiled with --target cpu,npu and run on the
+//                           simulated NPU plug-in: the row's time is the host's
+//                           wall time (the simulator computes with plain loops);
+//                           npu_device_us is the device time the cost model
+//                           charges for one call (docs/devices.md), with the
+//                           host->device / device->host copies per call
 //   Zoo/<model>/no_memory_plan  compiled with --no-memory-plan: every tensor
 //                           its own allocation from the VM's pool instead of the
 //                           plan's arena and tokens; same counters (below 1,
@@ -85,9 +91,10 @@ struct LoadedModel {
 // Imports, compiles, loads and checks `model` the first time it is asked for;
 // Google Benchmark calls a benchmark function several times (to size the
 // iteration count, and once per repetition), and compilation must not repeat.
-LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bool plan_memory = true) {
+LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bool plan_memory = true,
+                      bool npu = false) {
   static std::map<std::string, LoadedModel> cache;
-  const std::string key = model + "/" + byoc + (plan_memory ? "" : "/no_memory_plan");
+  const std::string key = model + "/" + byoc + (plan_memory ? "" : "/no_memory_plan") + (npu ? "/npu" : "");
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
 
@@ -96,6 +103,7 @@ LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bo
   driver::CompileOptions options;
   if (!byoc.empty()) options.byoc_backends = {byoc};
   options.plan_memory = plan_memory;
+  if (npu) options.device_targets = {"npu"};
   const std::vector<uint8_t> bytes = OrDie(driver::Compile(std::move(module), options));
   LoadedModel loaded;
   loaded.machine = std::make_unique<vm::VirtualMachine>(OrDie(vm::Executable::LoadFromBytes(bytes)));
@@ -134,6 +142,25 @@ void BM_ZooVariant(benchmark::State& state, const std::string& model, const std:
   state.counters["default_us"] = baseline_seconds * 1e6;
 }
 
+void BM_ZooNpu(benchmark::State& state, const std::string& model) {
+  LoadedModel& baseline = GetModel(model);
+  LoadedModel& loaded = GetModel(model, "", true, /*npu=*/true);
+  const double baseline_seconds = SecondsPerCall([&] {
+    StatusOr<vm::Value> result = baseline.machine->Invoke("main", baseline.inputs);
+    if (!result.ok()) Die(model + ": " + result.status().message());
+  });
+  for (auto _ : state) {
+    StatusOr<vm::Value> result = loaded.machine->Invoke("main", loaded.inputs);
+    if (!result.ok()) Die(model + " (npu): " + result.status().message());
+    benchmark::DoNotOptimize(result);
+  }
+  const vm::DeviceStats& device = loaded.machine->last_device_stats();
+  state.counters["default_us"] = baseline_seconds * 1e6;
+  state.counters["npu_device_us"] = static_cast<double>(device.device_time_ns) / 1e3;
+  state.counters["h2d_copies"] = static_cast<double>(device.host_to_device_copies);
+  state.counters["d2h_copies"] = static_cast<double>(device.device_to_host_copies);
+}
+
 }  // namespace
 }  // namespace strata::bench
 
@@ -146,6 +173,12 @@ int main(int argc, char** argv) {
   for (const char* model : strata::bench::kModels) {
     benchmark::RegisterBenchmark((std::string("Zoo/") + model + "/byoc_dnnl").c_str(), strata::bench::BM_ZooVariant,
                                  std::string(model), std::string("dnnl"), true)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  for (const char* model : {"mlp", "cnn"}) {
+    benchmark::RegisterBenchmark((std::string("Zoo/") + model + "/npu").c_str(), strata::bench::BM_ZooNpu,
+                                 std::string(model))
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
