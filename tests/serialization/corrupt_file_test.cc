@@ -362,6 +362,37 @@ TEST(CorruptFileTest, MemoryPlansAreChecked) {
             std::string::npos);
 }
 
+// Devices (1.3): the table's names become file names of plug-ins, and device
+// functions must point into it.
+TEST(CorruptFileTest, DevicesAndDeviceFunctionsAreChecked) {
+  auto with_device = [](const std::string& device_name, int32_t device_index, const std::string& kernel) {
+    ExecutableBuilder b;
+    b.spec.devices.push_back({device_name, ""});
+    serialization::FunctionSpec f;
+    f.name = "npu.kernel";
+    f.kind = serialization::FunctionKindSpec::kDevice;
+    f.device_index = device_index;
+    f.symbol = kernel;
+    b.spec.functions.push_back(std::move(f));
+    CodeBuilder code;
+    code.Ret(0);
+    b.Bytecode("main", {"x"}, 1, code);
+    vm::LoadOptions inspect;
+    inspect.resolve = false;  // no plug-in needed to verify
+    auto exe = vm::Executable::LoadFromBytes(b.Write(), inspect);
+    return exe.ok() ? std::string() : exe.status().message();
+  };
+  EXPECT_EQ(with_device("sim_npu", 0, "dense"), "");
+  EXPECT_EQ(with_device("sim_npu", 1, "dense"), "functions[0] 'npu.kernel': device_index 1 out of range (1 devices)");
+  EXPECT_EQ(with_device("sim_npu", -1, "dense"),
+            "functions[0] 'npu.kernel': device_index -1 out of range (1 devices)");
+  EXPECT_EQ(with_device("sim_npu", 0, ""),
+            "functions[0] 'npu.kernel': device function has no kernel name (symbol)");
+  EXPECT_EQ(with_device("../../tmp/evil", 0, "dense"),
+            "devices[0]: device name '../../tmp/evil' may only hold letters, digits and '_'");
+  EXPECT_EQ(with_device("", 0, "dense"), "devices[0]: device has no name");
+}
+
 TEST(CorruptFileTest, CallsToBytecodeFunctionsMustPassEveryParameter) {
   ExecutableBuilder b;
   int callee = b.Declare("callee", {"a", "b"}, 2, false);
