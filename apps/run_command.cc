@@ -217,6 +217,9 @@ int RunRunCommand(const std::vector<std::string>& args) {
       "compare the result (one per tuple field) with @file.npy or an inline tensor; exit 1 if they differ")(
       "rtol", po::value<double>()->default_value(1e-4, "1e-4"), "relative tolerance of --expected-output")(
       "atol", po::value<double>()->default_value(1e-5, "1e-5"), "absolute tolerance of --expected-output")(
+      "device-options", po::value<std::vector<std::string>>(),
+      "NAME=OPTIONS: open device NAME with these options instead of the executable's, e.g. "
+      "--device-options sim_npu=memory=64M (docs/devices.md)")(
       "stats", "print per call (to stderr): allocations, bytes from the system, peak live bytes and the lower "
                "bound (the most tensor bytes alive at once); see docs/memory.md")(
       "repeat", po::value<int64_t>(),
@@ -240,8 +243,19 @@ int RunRunCommand(const std::vector<std::string>& args) {
   }
   TimingOptions timing;
   if (!ParseTimingOptions(vm, &timing)) return 2;
+  vm::LoadOptions load_options;
+  if (vm.count("device-options")) {
+    for (const std::string& text : vm["device-options"].as<std::vector<std::string>>()) {
+      const size_t equals = text.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        std::fprintf(stderr, "strata run: --device-options expects NAME=OPTIONS, got '%s'\n", text.c_str());
+        return 2;
+      }
+      load_options.device_options[text.substr(0, equals)] = text.substr(equals + 1);
+    }
+  }
   const std::string path = vm["executable"].as<std::string>();
-  auto executable = vm::Executable::MapFile(path);
+  auto executable = vm::Executable::MapFile(path, load_options);
   if (!executable.ok()) {
     // The loader's message starts with the path already.
     std::fprintf(stderr, "error: %s\n", executable.status().message().c_str());

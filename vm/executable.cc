@@ -278,7 +278,13 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
     for (const fb::DeviceRequirement* d : *devices) exe->devices_.push_back({Str(d->name()), Str(d->options())});
   }
 
-  if (options.resolve) STRATA_RETURN_IF_ERROR(exe->Resolve());
+  if (options.resolve) {
+    for (auto& device : exe->devices_) {
+      auto override = options.device_options.find(device.name);
+      if (override != options.device_options.end()) device.options = override->second;
+    }
+    STRATA_RETURN_IF_ERROR(exe->Resolve());
+  }
   return std::shared_ptr<const Executable>(std::move(exe));
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -92,6 +93,9 @@ struct LoadOptions {
   // Look up library functions and load native modules. Without it the file is
   // only verified and described (`strata inspect`); it cannot be run.
   bool resolve = true;
+  // Open options per device name, replacing the executable's own (e.g.
+  // {"sim_npu", "memory=64M"}): how a service sizes a device for its host.
+  std::map<std::string, std::string> device_options;
 };
 
 class Executable {

@@ -128,6 +128,25 @@ TEST_F(NpuCli, CompileForCpuAndNpuThenRunWithStats) {
   EXPECT_NE(out.find("call device"), std::string::npos) << out;
 }
 
+TEST_F(NpuCli, DeviceOptionsSizeTheDeviceAtLoad) {
+  const std::string exe = (dir_ / "mlp_npu.stx").string();
+  const std::string input = " --input=@" + SourcePath("tests/fixtures/onnx/mlp/run_2/in0.npy");
+  std::string out;
+  ASSERT_EQ(Run("compile " + SourcePath("tests/fixtures/onnx/mlp/model.onnx") + " --target cpu,npu -o " + exe, &out),
+            0)
+      << out;
+  // Too small for the weights: a clear device error, not a crash.
+  EXPECT_EQ(Run("run " + exe + input + " --device-options sim_npu=memory=4K", &out), 1);
+  EXPECT_NE(out.find("device 'sim_npu'"), std::string::npos) << out;
+  EXPECT_NE(out.find("out of device memory"), std::string::npos) << out;
+  // A bad option is the plug-in's error, naming the device.
+  EXPECT_EQ(Run("run " + exe + input + " --device-options sim_npu=warp=9", &out), 1);
+  EXPECT_NE(out.find("devices[0]: device 'sim_npu': cannot open it with options 'warp=9'"), std::string::npos) << out;
+  EXPECT_EQ(Run("run " + exe + input + " --device-options memory", &out), 2);
+  EXPECT_NE(out.find("--device-options expects NAME=OPTIONS"), std::string::npos) << out;
+  EXPECT_EQ(Run("run " + exe + input + " --device-options sim_npu=memory=64M", &out), 0) << out;
+}
+
 TEST_F(NpuCli, UnknownTargetsAreRejected) {
   const std::string model = SourcePath("tests/fixtures/onnx/mlp/model.onnx");
   std::string out;
