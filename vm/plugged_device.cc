@@ -130,7 +130,7 @@ StatusOr<std::shared_ptr<PluggedDevice>> PluggedDevice::Open(const std::string& 
                                 << STRATA_DEVICE_ABI_VERSION << ": " << reason);
   }
   int32_t count = 0;
-  if (d->api_.device_count(&count) != STRATA_DEVICE_OK) return d->Error("device_count", 1);
+  if (int rc = d->api_.device_count(&count); rc != STRATA_DEVICE_OK) return d->Error("device_count", rc);
   if (count < 1) return Status(ErrorStatus() << "device '" << name << "': the plug-in reports no device");
   if (int rc = d->api_.device_open(0, options.c_str(), &d->device_); rc != STRATA_DEVICE_OK) {
     return Status(ErrorStatus() << "device '" << name << "': cannot open it with options '" << options

@@ -350,6 +350,15 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           pc = operands + nargs;
           break;
         }
+        if (callee.kind == FunctionKind::kKernel) {
+          Status status = CallKernel(*callee.function, operands, nargs, regs);
+          if (!status.ok()) [[unlikely]] return status;
+          // A kernel returns nothing: its outputs are the tensors passed in.
+          if (dst != kVoidRegister) regs[dst] = Value();
+          if constexpr (kProfile) record(InstructionKind::kCallKernel, func);
+          pc = operands + nargs;
+          break;
+        }
         if (callee.kind == FunctionKind::kDevice) {
           const VMFunction& function = *callee.function;
           device_args_.clear();
@@ -359,15 +368,6 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           // Asynchronous: the outputs are the device tensors passed in.
           if (dst != kVoidRegister) regs[dst] = Value();
           if constexpr (kProfile) record(InstructionKind::kCallDevice, func);
-          pc = operands + nargs;
-          break;
-        }
-        if (callee.kind == FunctionKind::kKernel) {
-          Status status = CallKernel(*callee.function, operands, nargs, regs);
-          if (!status.ok()) [[unlikely]] return status;
-          // A kernel returns nothing: its outputs are the tensors passed in.
-          if (dst != kVoidRegister) regs[dst] = Value();
-          if constexpr (kProfile) record(InstructionKind::kCallKernel, func);
           pc = operands + nargs;
           break;
         }

@@ -70,10 +70,7 @@ class KillInserter : public Normalizer {
  public:
   using Normalizer::Normalizer;
 
-  StatusOr<Function> Rewrite(const std::string& name, const Function& func) {
-    kills_ = PlanKills(*func);
-    return NormalizeFunction(name, func);
-  }
+  void PrepareFunction(const std::string&, const Function& func) override { kills_ = PlanKills(*func); }
 
  protected:
   void RewriteBinding(const Binding& binding) override {
@@ -90,16 +87,8 @@ class KillInserter : public Normalizer {
 }  // namespace
 
 StatusOr<ir::IRModule> KillAfterLastUse(ir::IRModule module) {
-  std::vector<std::string> names;
-  for (const auto& [name, func] : module.functions()) {
-    if (std::holds_alternative<Function>(func)) names.push_back(name);
-  }
   KillInserter inserter(&module);
-  for (const std::string& name : names) {
-    Function func = module.GetGraphFunction(name);
-    STRATA_ASSIGN_OR_RETURN(Function rewritten, inserter.Rewrite(name, func));
-    module.Add(name, std::move(rewritten));
-  }
+  STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(inserter, &module));
   return module;
 }
 

@@ -614,6 +614,7 @@ Status RewriteGraphFunctions(graph::Normalizer& mutator, ir::IRModule* module) {
   }
   for (const std::string& name : names) {
     graph::Function func = module->GetGraphFunction(name);  // a copy: the module is updated below
+    mutator.PrepareFunction(name, func);
     STRATA_ASSIGN_OR_RETURN(graph::Function rewritten, mutator.NormalizeFunction(name, func));
     module->Add(name, std::move(rewritten));
   }

@@ -33,6 +33,9 @@ class Normalizer : public ExprMutator {
 
   // `func` rebuilt with inferred struct info; errors name `name` and the binding.
   StatusOr<Function> NormalizeFunction(const std::string& name, const Function& func);
+  // Called by RewriteGraphFunctions with each function before it is rewritten:
+  // where a pass analyzes the whole function first (liveness, placement).
+  virtual void PrepareFunction(const std::string& name, const Function& func) {}
 
  protected:
   // ---- Per-function driver pieces, for passes that add a prologue.

@@ -28,7 +28,7 @@ class DevicePlacer : public Normalizer {
   DevicePlacer(const ir::IRModule* module, std::set<std::string> devices)
       : Normalizer(module), devices_(std::move(devices)) {}
 
-  StatusOr<Function> Place(const std::string& name, const Function& func) {
+  void PrepareFunction(const std::string&, const Function& func) override {
     device_of_.clear();
     to_device_.clear();
     to_host_.clear();
@@ -56,7 +56,6 @@ class DevicePlacer : public Normalizer {
       DevicePlacer* placer_;
     } finder(this);
     finder.VisitExpr(func->body);
-    return NormalizeFunction(name, func);
   }
 
   // A call of a device kernel: "<device>:<kernel>" with <device> a device of the module.
@@ -196,15 +195,7 @@ StatusOr<ir::IRModule> PlaceOnDevices(ir::IRModule module) {
   }
   if (devices.empty()) return module;
   DevicePlacer placer(&module, std::move(devices));
-  std::vector<std::string> names;
-  for (const auto& [name, func] : module.functions()) {
-    if (std::holds_alternative<Function>(func)) names.push_back(name);
-  }
-  for (const std::string& name : names) {
-    Function func = module.GetGraphFunction(name);
-    STRATA_ASSIGN_OR_RETURN(Function placed, placer.Place(name, func));
-    module.Add(name, std::move(placed));
-  }
+  STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(placer, &module));
   return module;
 }
 

@@ -330,23 +330,21 @@ Plan PlanFunction(const FunctionNode& func) {
 
 class PlanRewriter : public Normalizer {
  public:
-  PlanRewriter(const ir::IRModule* module, std::map<std::string, Plan> plans)
-      : Normalizer(module), plans_(std::move(plans)) {}
+  using Normalizer::Normalizer;
 
-  StatusOr<Function> Rewrite(const std::string& name, const Function& func) {
-    plan_ = &plans_[name];
-    storage_vars_.assign(plan_->storages.size(), Var());
+  void PrepareFunction(const std::string&, const Function& func) override {
+    plan_ = PlanFunction(*func);
+    storage_vars_.assign(plan_.storages.size(), Var());
     bounds_ = BoundsOf(*func);
     checked_.clear();
-    return NormalizeFunction(name, func);
   }
 
  protected:
   void RewriteBinding(const Binding& binding) override {
-    auto it = plan_->placements.find(binding.var.get());
-    if (it == plan_->placements.end()) return Normalizer::RewriteBinding(binding);
-    auto bounded = plan_->bounded.find(binding.var.get());
-    if (bounded != plan_->bounded.end()) EmitBoundChecks(bounded->second);
+    auto it = plan_.placements.find(binding.var.get());
+    if (it == plan_.placements.end()) return Normalizer::RewriteBinding(binding);
+    auto bounded = plan_.bounded.find(binding.var.get());
+    if (bounded != plan_.bounded.end()) EmitBoundChecks(bounded->second);
     Expr value = MutateExpr(binding.value);
     if (failed()) return;
     // alloc_tensor(shape, dtype) or alloc_device_tensor(shape, dtype, device).
@@ -357,7 +355,7 @@ class PlanRewriter : public Normalizer {
     const Placement& placement = it->second;
     Var& storage = storage_vars_[placement.storage];
     if (!storage.get()) {
-      const StorageDecl& decl = plan_->storages[placement.storage];
+      const StorageDecl& decl = plan_.storages[placement.storage];
       Expr size = decl.arena ? Int64Value(decl.static_bytes) : ShapeExprNode::make({decl.size});
       std::vector<Expr> alloc_args = {size, Int64Value(kPlanAlignment)};
       if (!decl.device.empty()) alloc_args.push_back(StringImmNode::make(decl.device));
@@ -387,8 +385,7 @@ class PlanRewriter : public Normalizer {
     }
   }
 
-  std::map<std::string, Plan> plans_;
-  const Plan* plan_ = nullptr;
+  Plan plan_;
   std::vector<Var> storage_vars_;
   Bounds bounds_;
   std::set<const tir::VarNode*> checked_;
@@ -397,20 +394,8 @@ class PlanRewriter : public Normalizer {
 }  // namespace
 
 StatusOr<ir::IRModule> PlanMemory(ir::IRModule module) {
-  std::map<std::string, Plan> plans;
-  std::vector<std::string> names;
-  for (const auto& [name, func] : module.functions()) {
-    const auto* graph_func = std::get_if<Function>(&func);
-    if (!graph_func) continue;
-    plans[name] = PlanFunction(**graph_func);
-    names.push_back(name);
-  }
-  PlanRewriter rewriter(&module, std::move(plans));
-  for (const std::string& name : names) {
-    Function func = module.GetGraphFunction(name);
-    STRATA_ASSIGN_OR_RETURN(Function rewritten, rewriter.Rewrite(name, func));
-    module.Add(name, std::move(rewritten));
-  }
+  PlanRewriter rewriter(&module);
+  STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(rewriter, &module));
   return module;
 }
 
