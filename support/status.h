@@ -1,64 +1,129 @@
 // Status: the error channel of every fallible call in Strata.
 //
 // An ok Status is a null pointer, so returning and testing success costs one
-// compare on the hot path. An error carries a human-readable message that says
-// what is wrong and where. No exception crosses a public API: user-facing failures
-// travel as Status / StatusOr, internal invariants are asserts.
+// compare on the hot path. An error carries a code (what kind of failure, for
+// programs: a server maps it to a protocol status, a test asserts it) and a
+// human-readable message that says what is wrong and where (for people). No
+// exception crosses a public API: user-facing failures travel as Status /
+// StatusOr, internal invariants are asserts.
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace strata {
+
+// The kinds of failure, after absl's and IREE's canonical codes (the same names
+// and meanings, so a reader or a gRPC/HTTP front end knows them already).
+enum class StatusCode : uint8_t {
+  kOk = 0,
+  // The caller's input is wrong: a malformed model or text, a bad option, a
+  // tensor whose shape contradicts the function's signature.
+  kInvalidArgument,
+  // A named thing does not exist: a file, a function, a library function, a pass.
+  kNotFound,
+  // An index or a value past a bound the input itself states (a bounded
+  // dimension exceeded, a register or constant index out of its table).
+  kOutOfRange,
+  // Stored bytes are damaged: an executable or a model file that fails
+  // verification, a checksum that does not match.
+  kDataLoss,
+  // Valid input that Strata does not support (yet): an operator, an opset, a
+  // format version, a CPU feature the executable needs.
+  kUnimplemented,
+  // A limit was reached: memory, a device arena, a stack depth, a step budget.
+  kResourceExhausted,
+  // The system is not in the state the call needs (a VM loaded without its
+  // functions resolved, a device that failed).
+  kFailedPrecondition,
+  // The caller asked to stop (a cancel flag).
+  kCancelled,
+  // An invariant of Strata itself broke: a bug, whatever the input.
+  kInternal,
+};
+
+// "INVALID_ARGUMENT", "DATA_LOSS", ...; "OK" for kOk.
+constexpr std::string_view StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
+    case StatusCode::kNotFound: return "NOT_FOUND";
+    case StatusCode::kOutOfRange: return "OUT_OF_RANGE";
+    case StatusCode::kDataLoss: return "DATA_LOSS";
+    case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
+    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
+    case StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
+    case StatusCode::kCancelled: return "CANCELLED";
+    case StatusCode::kInternal: return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
 
 class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(std::move(message)); }
+  static Status Error(StatusCode code, std::string message) {
+    assert(code != StatusCode::kOk && "an error needs an error code");
+    return Status(code, std::move(message));
+  }
+  // Bad input is the common case; other kinds name their code.
+  static Status Error(std::string message) { return Error(StatusCode::kInvalidArgument, std::move(message)); }
 
-  bool ok() const { return message_ == nullptr; }
+  bool ok() const { return error_ == nullptr; }
   explicit operator bool() const { return ok(); }
+  StatusCode code() const { return error_ ? error_->code : StatusCode::kOk; }
   // The message of an error; empty for ok.
   const std::string& message() const {
     static const std::string kEmpty;
-    return message_ ? *message_ : kEmpty;
+    return error_ ? error_->message : kEmpty;
   }
-  // Prepends context ("while loading functions[3]: ") to an error; no-op on ok.
+  // Prepends context ("while loading functions[3]: ") to an error, keeping its
+  // code; no-op on ok.
   Status WithContext(const std::string& context) && {
-    if (message_) *message_ = context + *message_;
+    if (error_) error_->message = context + error_->message;
     return std::move(*this);
   }
 
-  Status(const Status& other)
-      : message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
+  Status(const Status& other) : error_(other.error_ ? std::make_unique<Payload>(*other.error_) : nullptr) {}
   Status& operator=(const Status& other) {
-    message_ = other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr;
+    error_ = other.error_ ? std::make_unique<Payload>(*other.error_) : nullptr;
     return *this;
   }
   Status(Status&&) noexcept = default;
   Status& operator=(Status&&) noexcept = default;
 
  private:
-  explicit Status(std::string message) : message_(std::make_unique<std::string>(std::move(message))) {}
-  std::unique_ptr<std::string> message_;
+  struct Payload {
+    StatusCode code;
+    std::string message;
+  };
+  Status(StatusCode code, std::string message)
+      : error_(std::make_unique<Payload>(Payload{code, std::move(message)})) {}
+  std::unique_ptr<Payload> error_;
 };
 
-// Builds an error message with stream syntax: return ErrorStatus() << "bad " << x;
+// Builds an error with stream syntax: return ErrorStatus() << "bad " << x;
+// for a failure other than bad input, name the code:
+//   return ErrorStatus(StatusCode::kDataLoss) << "constants[3]: ...";
 class ErrorStatus {
  public:
+  explicit ErrorStatus(StatusCode code = StatusCode::kInvalidArgument) : code_(code) {}
   template <typename T>
   ErrorStatus& operator<<(const T& value) {
     stream_ << value;
     return *this;
   }
-  operator Status() const { return Status::Error(stream_.str()); }  // NOLINT
+  operator Status() const { return Status::Error(code_, stream_.str()); }  // NOLINT
 
  private:
+  StatusCode code_;
   std::ostringstream stream_;
 };
 
