@@ -7,7 +7,7 @@
 
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/transform/normalize.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::byoc {
 
@@ -85,7 +85,7 @@ class SignatureDims {
   tir::PrimExpr Dim(const tir::PrimExpr& dim) {
     if (dim.as<tir::IntImmNode>() != nullptr || dim.as<tir::VarNode>() != nullptr) return dim;
     for (const auto& [expr, var] : replaced_) {
-      if (transform::ProveDimEqual(expr, dim)) return var;
+      if (analysis::ProveDimEqual(expr, dim)) return var;
     }
     std::string name;
     do {
@@ -104,7 +104,7 @@ class SignatureDims {
 std::set<std::string> SymbolNames(const std::vector<Expr>& values) {
   std::vector<tir::Var> vars;
   for (const Expr& v : values) {
-    if (v->struct_info) transform::CollectVars(v->struct_info, &vars);
+    if (v->struct_info) analysis::CollectVars(v->struct_info, &vars);
   }
   std::set<std::string> names;
   for (const tir::Var& v : vars) names.insert(v->name);

@@ -11,9 +11,9 @@
 #include "compiler/byoc/backend.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
-#include "compiler/transform/pipeline.h"
-#include "compiler/transform/tir_dispatch.h"
-#include "compiler/transform/vm_codegen.h"
+#include "compiler/backend/vm/vm_codegen.h"
+#include "compiler/driver/pipeline.h"
+#include "compiler/transform/dispatch_tir.h"
 #include "serialization/writer.h"
 
 namespace strata::driver {
@@ -64,8 +64,10 @@ class DumpConstants {
 };
 
 StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
-  std::vector<std::string> pass_names = transform::DefaultPipelinePassNames();
+  RegisterCompilerPasses();
+  std::vector<std::string> pass_names = DefaultPipelinePassNames();
   if (!options.plan_memory) std::erase(pass_names, "PlanMemory");
+  if (!options.fold_constants) std::erase(pass_names, "FoldConstants");
   STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, transform::Pipeline::FromNames(pass_names));
   std::vector<std::string> backends = options.byoc_backends;
   for (const std::string& target : options.device_targets) {
@@ -166,7 +168,7 @@ StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options)
 
 StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options) {
   STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, Lower(std::move(module), options));
-  STRATA_ASSIGN_OR_RETURN(serialization::ExecutableSpec spec, transform::CodegenVM(lowered));
+  STRATA_ASSIGN_OR_RETURN(serialization::ExecutableSpec spec, backend::CodegenVM(lowered));
 
   std::vector<std::pair<std::string, tir::PrimFunc>> programs;
   for (const auto& [name, func] : lowered.functions()) {

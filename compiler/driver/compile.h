@@ -1,6 +1,6 @@
 // The compile driver: source file -> executable bytes.
 //
-// Reads a text-IR module, runs the lowering pipeline (transform/pipeline.h),
+// Reads a text-IR module, runs the lowering pipeline (driver/pipeline.h),
 // generates bytecode for the graph functions and native code for the tensor
 // programs, and writes one executable. Every step reports user errors as a
 // Status; --dump-ir support writes the module after each pass that changed it.
@@ -36,6 +36,9 @@ struct CompileOptions {
   // "npu" is the simulated NPU plug-in; its BYOC backend (byoc/sim_npu) runs
   // after DispatchTIR and PlaceOnDevices after CallTIRRewrite.
   std::vector<std::string> device_targets;
+  // Run FoldConstants (transform/fold_constants.h). Off only where the module
+  // is itself the evaluation of folded constants (EvaluateConstants).
+  bool fold_constants = true;
   // Run PlanMemory (plan_memory.h). Off, every tensor is its own allocation from
   // the VM's pool; results are bit-identical either way.
   bool plan_memory = true;

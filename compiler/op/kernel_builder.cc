@@ -3,7 +3,7 @@
 
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/ir/tir_visitor.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
@@ -14,10 +14,10 @@ constexpr int64_t kParallelChunk = 16384;
 }  // namespace
 
 PrimExpr KernelBuilder::MapDim(const PrimExpr& graph_dim, bool bind_fresh) {
-  PrimExpr dim = transform::SimplifyDim(graph_dim);
+  PrimExpr dim = analysis::SimplifyDim(graph_dim);
   if (tir::AsConstInt(dim)) return dim;
   for (const auto& [from, to] : dims_) {
-    if (from.same_as(dim) || (!from.as<tir::VarNode>() && transform::ProveDimEqual(from, dim))) return to;
+    if (from.same_as(dim) || (!from.as<tir::VarNode>() && analysis::ProveDimEqual(from, dim))) return to;
   }
   if (const auto* var = dim.as<tir::VarNode>()) {
     tir::Var local(var->name);
@@ -29,7 +29,7 @@ PrimExpr KernelBuilder::MapDim(const PrimExpr& graph_dim, bool bind_fresh) {
     return local;
   }
   std::vector<tir::Var> vars;
-  transform::CollectVars(dim, &vars);
+  analysis::CollectVars(dim, &vars);
   bool all_mapped = true;
   for (const tir::Var& v : vars) {
     bool mapped = false;
@@ -59,7 +59,7 @@ StatusOr<tir::Buffer> KernelBuilder::Input(const graph::Expr& arg, const std::st
   const auto* tensor = sinfo ? sinfo.as<graph::TensorStructInfoNode>() : nullptr;
   if (tensor == nullptr || !tensor->shape || tensor->dtype.is_void()) {
     return ErrorStatus() << op_name_ << ": cannot generate a kernel: " << what << ": "
-                         << transform::StructInfoText(sinfo ? sinfo : graph::ObjectStructInfoNode::make())
+                         << analysis::StructInfoText(sinfo ? sinfo : graph::ObjectStructInfoNode::make())
                          << " has no known rank and dtype; give it a shape with match_cast";
   }
   // Plain variables first, so that a compound dimension after them (n * 2 next
@@ -67,7 +67,7 @@ StatusOr<tir::Buffer> KernelBuilder::Input(const graph::Expr& arg, const std::st
   std::vector<PrimExpr> shape(tensor->shape->size());
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t d = 0; d < shape.size(); ++d) {
-      const PrimExpr dim = transform::SimplifyDim((*tensor->shape)[d]);
+      const PrimExpr dim = analysis::SimplifyDim((*tensor->shape)[d]);
       const bool plain = dim.as<tir::VarNode>() != nullptr || tir::AsConstInt(dim) != nullptr;
       if (plain == (pass == 0)) shape[d] = MapDim(dim, /*bind_fresh=*/true);
     }
@@ -82,7 +82,7 @@ StatusOr<tir::Buffer> KernelBuilder::Output(const graph::StructInfo& sinfo, cons
   const auto* tensor = sinfo.as<graph::TensorStructInfoNode>();
   if (tensor == nullptr || !tensor->shape || tensor->dtype.is_void()) {
     return ErrorStatus() << op_name_ << ": cannot generate a kernel whose result "
-                         << transform::StructInfoText(sinfo)
+                         << analysis::StructInfoText(sinfo)
                          << " has no known shape; give the inputs known shapes with match_cast";
   }
   std::vector<PrimExpr> shape;
@@ -145,7 +145,7 @@ std::vector<PrimExpr> BroadcastIndex(const std::vector<PrimExpr>& dims, const st
   const size_t offset = out_dims.size() - dims.size();
   for (size_t d = 0; d < dims.size(); ++d) {
     const PrimExpr& i = out_index[d + offset];
-    if (transform::ProveDimEqual(dims[d], out_dims[d + offset])) {
+    if (analysis::ProveDimEqual(dims[d], out_dims[d + offset])) {
       index.push_back(i);
     } else if (arith::AsConstant(dims[d]) == 1) {
       index.push_back(0);
@@ -164,11 +164,11 @@ void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims,
   for (size_t d = 0; d < dims.size(); ++d) {
     const PrimExpr& dim = dims[d];
     const PrimExpr& out_dim = out_dims[d + offset];
-    if (transform::ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
+    if (analysis::ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
     PrimExpr ok = BinaryOpNode::make(PrimExprKind::kOr, BinaryOpNode::make(PrimExprKind::kEQ, dim, 1),
                                      BinaryOpNode::make(PrimExprKind::kEQ, dim, out_dim));
     checks->push_back(tir::AssertStmtNode::make(
-        ok, what + " dimension " + std::to_string(d) + " must be 1 or " + transform::DimText(out_dim) + " to broadcast"));
+        ok, what + " dimension " + std::to_string(d) + " must be 1 or " + analysis::DimText(out_dim) + " to broadcast"));
   }
 }
 

@@ -22,7 +22,7 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
@@ -31,8 +31,8 @@ using tir::ForKind;
 using tir::ForNode;
 using tir::PrimExprKind;
 using tir::Stmt;
-using transform::DimText;
-using transform::ProveDimEqual;
+using analysis::DimText;
+using analysis::ProveDimEqual;
 
 // ---- inference ---------------------------------------------------------------
 

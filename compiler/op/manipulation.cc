@@ -14,12 +14,12 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
 
-using transform::DimText;
+using analysis::DimText;
 using tir::PrimExprKind;
 
 // ---- shared helpers ------------------------------------------------------------
@@ -443,7 +443,7 @@ StatusOr<StructInfo> InferConcat(const OpCall& call) {
   if (xs.empty()) return ErrorStatus() << call.name() << ": argument 'inputs' must hold at least one tensor";
   const auto& fields = call.arg_sinfo(0).as<graph::TupleStructInfoNode>()->fields;
   auto text = [&](size_t k) {
-    return "field " + std::to_string(k) + " of inputs: " + transform::StructInfoText(fields[k]);
+    return "field " + std::to_string(k) + " of inputs: " + analysis::StructInfoText(fields[k]);
   };
   DataType dtype = DataType::Void();
   int ndim = -1;

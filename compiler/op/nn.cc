@@ -21,14 +21,14 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
 
 using tir::ForKind;
 using tir::PrimExprKind;
-using transform::DimText;
+using analysis::DimText;
 using Index = std::vector<PrimExpr>;
 
 // ---- attributes ----------------------------------------------------------------

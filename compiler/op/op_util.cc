@@ -2,12 +2,12 @@
 #include "compiler/op/op_util.h"
 
 #include "compiler/ir/arith/simplify.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 
-using transform::DimText;
-using transform::StructInfoText;
+using analysis::DimText;
+using analysis::StructInfoText;
 
 std::string ArgText(const OpCall& call, size_t i) {
   return call.arg_name(i) + ": " + StructInfoText(call.arg_sinfo(i));
@@ -75,7 +75,7 @@ StatusOr<std::vector<std::optional<PrimExpr>>> BroadcastShapes(const OpCall& cal
     const PrimExpr& x = a[k + a.size() - rank];
     const PrimExpr& y = b[k + b.size() - rank];
     std::optional<int64_t> cx = arith::AsConstant(x), cy = arith::AsConstant(y);
-    if (transform::ProveDimEqual(x, y) || cy == 1) {
+    if (analysis::ProveDimEqual(x, y) || cy == 1) {
       out[k] = x;
     } else if (cx == 1) {
       out[k] = y;
@@ -117,7 +117,7 @@ StatusOr<int64_t> NormalizeAxis(const OpCall& call, const std::string& attr, int
   return axis < 0 ? axis + ndim : axis;
 }
 
-PrimExpr SimplifyDim(const PrimExpr& dim) { return transform::SimplifyDim(dim); }
+PrimExpr SimplifyDim(const PrimExpr& dim) { return analysis::SimplifyDim(dim); }
 
 PrimExpr Product(const std::vector<PrimExpr>& dims) {
   PrimExpr product = 1;

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "compiler/ir/graph_visitor.h"
-#include "compiler/transform/graph_util.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::pattern {
 
@@ -109,15 +109,15 @@ bool BlockMatcher::MatchNode(const DFPattern& pattern, const Expr& expr, State* 
     case PatternKind::kCallDPSPacked: {
       const auto* call = value.as<CallNode>();
       const char* op_name = p.kind == PatternKind::kCallTIR ? ops::kCallTIR : ops::kCallDPSPacked;
-      if (call == nullptr || !transform::IsOpCall(call, op_name) || call->args.empty()) return false;
+      if (call == nullptr || !analysis::IsOpCall(call, op_name) || call->args.empty()) return false;
       if (!p.name.empty()) {
         std::string callee;
         if (const auto* g = call->args[0].as<GlobalVarNode>()) callee = g->name;
-        if (const std::string* lib = transform::LibraryName(call->args[0])) callee = *lib;
+        if (const std::string* lib = analysis::LibraryName(call->args[0])) callee = *lib;
         if (callee != p.name) return false;
       }
       std::vector<Expr> args;
-      if (!transform::CallArguments(call, &args)) return false;
+      if (!analysis::CallArguments(call, &args)) return false;
       if (p.args && !match_args(args, *p.args)) return false;
       return covered();
     }
@@ -150,7 +150,7 @@ bool BlockMatcher::MatchNode(const DFPattern& pattern, const Expr& expr, State* 
       const auto* t = TensorInfo(expr);
       if (t == nullptr || !t->shape || t->shape->size() != p.shape.size()) return false;
       for (size_t i = 0; i < p.shape.size(); ++i) {
-        if (!transform::ProveDimEqual((*t->shape)[i], p.shape[i])) return false;
+        if (!analysis::ProveDimEqual((*t->shape)[i], p.shape[i])) return false;
       }
       return MatchNode(p.lhs, expr, state) && record();
     }

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/transform/graph_util.h"
+#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::transform {
 
@@ -22,8 +22,8 @@ class CallTIRMutator : public Normalizer {
  protected:
   void RewriteBinding(const Binding& binding) override {
     const auto* original = binding.value.as<CallNode>();
-    bool call_tir = IsOpCall(original, ops::kCallTIR);
-    if (!call_tir && !IsOpCall(original, ops::kCallDPSPacked)) return Normalizer::RewriteBinding(binding);
+    bool call_tir = analysis::IsOpCall(original, ops::kCallTIR);
+    if (!call_tir && !analysis::IsOpCall(original, ops::kCallDPSPacked)) return Normalizer::RewriteBinding(binding);
 
     // Normalizing first validates the call and gives the arguments struct info.
     Expr value = MutateExpr(binding.value);
@@ -31,7 +31,7 @@ class CallTIRMutator : public Normalizer {
     const auto* call = value.as<CallNode>();
     const char* what = call_tir ? "call_tir" : "call_dps_packed";
     std::vector<Expr> args;
-    if (!CallArguments(call, &args) || call->sinfo_args.size() != 1) {
+    if (!analysis::CallArguments(call, &args) || call->sinfo_args.size() != 1) {
       Fail(std::string(what) + " takes (callee, (args...), OUT_SI)");
       return;
     }
@@ -48,7 +48,7 @@ class CallTIRMutator : public Normalizer {
     for (const StructInfo& o : outputs) {
       const auto* tensor = o.as<TensorStructInfoNode>();
       if (!tensor || !tensor->shape || tensor->dtype.is_void()) {
-        Fail(std::string(what) + " output " + StructInfoText(o) +
+        Fail(std::string(what) + " output " + analysis::StructInfoText(o) +
              " needs a known shape and dtype to be allocated");
         return;
       }
@@ -64,7 +64,7 @@ class CallTIRMutator : public Normalizer {
       if (call->args.size() == 3) dps_args.push_back(call->args[2]);
       dps = CallNode::make(call->args[0], std::move(dps_args));
     } else {
-      dps = MakeCallPacked(*LibraryName(call->args[0]), std::move(dps_args), TupleStructInfoNode::make({}));
+      dps = analysis::MakeCallPacked(*analysis::LibraryName(call->args[0]), std::move(dps_args), TupleStructInfoNode::make({}));
     }
     Emit("_", dps);
     if (failed()) return;

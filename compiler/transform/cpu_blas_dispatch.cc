@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "compiler/ir/arith/simplify.h"
-#include "compiler/transform/graph_util.h"
+#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::transform {
 
@@ -62,7 +62,7 @@ class CpuBlasDispatcher : public Normalizer {
     if (ws.size() > 2) {
       if (ws.size() != xs.size()) return std::nullopt;
       for (size_t d = 0; d + 2 < xs.size(); ++d) {
-        if (!ProveDimEqual(xs[d], ws[d])) return std::nullopt;
+        if (!analysis::ProveDimEqual(xs[d], ws[d])) return std::nullopt;
       }
     }
     // M * N * K of one GEMM (a 2-D w folds x's leading dims into M).

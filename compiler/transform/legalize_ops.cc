@@ -6,7 +6,7 @@
 
 #include "compiler/ir/structural_equal.h"
 #include "compiler/op/kernel_builder.h"
-#include "compiler/transform/graph_util.h"
+#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
 
 namespace strata::transform {
@@ -103,7 +103,7 @@ class Legalizer : public Normalizer {
 
   ir::IRModule* module_;
   const LegalizeOptions& options_;
-  NameSupply kernel_names_;
+  analysis::NameSupply kernel_names_;
   std::vector<std::pair<std::string, tir::PrimFunc>> generated_;
 };
 

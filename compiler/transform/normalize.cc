@@ -20,14 +20,14 @@
 #include <utility>
 
 #include "compiler/op/op_registry.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::graph {
 
-using transform::BaseCheck;
-using transform::CheckBaseOf;
-using transform::DimText;
-using transform::StructInfoText;
+using analysis::BaseCheck;
+using analysis::CheckBaseOf;
+using analysis::DimText;
+using analysis::StructInfoText;
 
 namespace {
 
@@ -45,7 +45,7 @@ std::string BufferText(const tir::Buffer& buffer) {
   std::string text = "Buffer[(";
   for (size_t i = 0; i < buffer->shape.size(); ++i) {
     if (i) text += ", ";
-    text += DimText(buffer->shape[i]);
+    text += analysis::DimText(buffer->shape[i]);
   }
   if (buffer->shape.size() == 1) text += ",";
   return text + "), " + buffer->dtype.ToString() + "]";
@@ -93,15 +93,15 @@ std::vector<Var> Normalizer::BeginFunction(const std::string& name, const Functi
   error_ = Status::Ok();
   defined_symbols_.clear();
   var_remap_.clear();
-  names_ = transform::NameSupply();
-  transform::ReserveNames(*func, &names_);
+  names_ = analysis::NameSupply();
+  analysis::ReserveNames(*func, &names_);
   emit_target_ = nullptr;
   in_dataflow_ = false;
 
   std::vector<Var> params;
   params.reserve(func->params.size());
   for (const Var& param : func->params) {
-    StructInfo sinfo = param->struct_info.defined() ? transform::SimplifyStructInfo(param->struct_info) : ObjectSI();
+    StructInfo sinfo = param->struct_info.defined() ? analysis::SimplifyStructInfo(param->struct_info) : ObjectSI();
     if (sinfo.same_as(param->struct_info)) {
       params.push_back(param);
     } else {
@@ -122,12 +122,12 @@ StatusOr<Function> Normalizer::FinishFunction(const Function& func, std::vector<
   if (!ret.defined()) {
     ret = body_sinfo;
   } else {
-    ret = transform::SimplifyStructInfo(ret);
-    BaseCheck check = CheckBaseOf(ret, body_sinfo);
-    if (check != BaseCheck::kPass) {
-      Fail("the returned value has struct info " + StructInfoText(body_sinfo) +
-           (check == BaseCheck::kFail ? ", which contradicts" : ", which does not prove") +
-           " the declared return struct info " + StructInfoText(ret));
+    ret = analysis::SimplifyStructInfo(ret);
+    analysis::BaseCheck check = analysis::CheckBaseOf(ret, body_sinfo);
+    if (check != analysis::BaseCheck::kPass) {
+      Fail("the returned value has struct info " + analysis::StructInfoText(body_sinfo) +
+           (check == analysis::BaseCheck::kFail ? ", which contradicts" : ", which does not prove") +
+           " the declared return struct info " + analysis::StructInfoText(ret));
     }
   }
   if (failed()) return error_;
@@ -149,7 +149,7 @@ void Normalizer::Fail(const std::string& message) {
 
 void Normalizer::DefineSymbols(const StructInfo& sinfo) {
   std::vector<tir::Var> vars;
-  transform::CollectDefinableVars(sinfo, &vars);
+  analysis::CollectDefinableVars(sinfo, &vars);
   for (const tir::Var& v : vars) defined_symbols_.insert(v.get());
 }
 
@@ -184,9 +184,9 @@ void Normalizer::EmitBinding(const Binding& original, const Expr& value) {
   result.value = value;
   StructInfo sinfo = OrObject(value->struct_info);
   if (original.kind == BindingKind::kMatchCast) {
-    StructInfo pattern = transform::SimplifyStructInfo(original.pattern);
-    if (CheckBaseOf(pattern, sinfo) == BaseCheck::kFail) {
-      Fail("match_cast of a value with struct info " + StructInfoText(sinfo) + " to " + StructInfoText(pattern) +
+    StructInfo pattern = analysis::SimplifyStructInfo(original.pattern);
+    if (analysis::CheckBaseOf(pattern, sinfo) == analysis::BaseCheck::kFail) {
+      Fail("match_cast of a value with struct info " + analysis::StructInfoText(sinfo) + " to " + analysis::StructInfoText(pattern) +
            " can never succeed");
     }
     DefineSymbols(pattern);
@@ -195,13 +195,13 @@ void Normalizer::EmitBinding(const Binding& original, const Expr& value) {
   }
   const StructInfo& annotation = original.var->struct_info;
   if (annotation.defined()) {
-    BaseCheck check = CheckBaseOf(annotation, sinfo);
-    if (check == BaseCheck::kFail) {
-      Fail("annotation " + StructInfoText(annotation) + " contradicts the inferred struct info " +
-           StructInfoText(sinfo));
-    } else if (check == BaseCheck::kUnprovable) {
-      Fail("annotation " + StructInfoText(annotation) + " is more precise than the inferred struct info " +
-           StructInfoText(sinfo) + "; use match_cast to check it at run time");
+    analysis::BaseCheck check = analysis::CheckBaseOf(annotation, sinfo);
+    if (check == analysis::BaseCheck::kFail) {
+      Fail("annotation " + analysis::StructInfoText(annotation) + " contradicts the inferred struct info " +
+           analysis::StructInfoText(sinfo));
+    } else if (check == analysis::BaseCheck::kUnprovable) {
+      Fail("annotation " + analysis::StructInfoText(annotation) + " is more precise than the inferred struct info " +
+           analysis::StructInfoText(sinfo) + "; use match_cast to check it at run time");
     }
   }
   result.var = Var(original.var->name, sinfo, original.var->is_dataflow);
@@ -231,7 +231,7 @@ Expr Normalizer::MutateShapeExpr(const Expr& self, const ShapeExprNode* op) {
   std::vector<PrimExpr> dims;
   bool changed = false;
   for (const PrimExpr& d : op->values) {
-    dims.push_back(transform::SimplifyDim(d));
+    dims.push_back(analysis::SimplifyDim(d));
     changed |= !dims.back().same_as(d);
   }
   if (!changed && self->struct_info.defined()) return self;
@@ -257,7 +257,7 @@ Expr Normalizer::MutateIf(const Expr& self, const IfNode* op) {
   bool ok = cond_sinfo.as<PrimStructInfoNode>() || cond_sinfo.as<ObjectStructInfoNode>() ||
             (tensor && (tensor->ndim == 0 || tensor->ndim == -1));
   if (!ok) {
-    Fail("if condition has struct info " + StructInfoText(cond_sinfo) +
+    Fail("if condition has struct info " + analysis::StructInfoText(cond_sinfo) +
          "; expected a bool scalar (Prim[bool]) or a 0-d tensor");
   }
   Expr then_branch = MutateBranch(op->then_branch);
@@ -327,11 +327,11 @@ Expr Normalizer::Annotate(const Expr& expr) {
     case ExprKind::kCall: {
       const auto* op = expr.as<CallNode>();
       std::vector<StructInfo> sinfo_args;
-      for (const StructInfo& si : op->sinfo_args) sinfo_args.push_back(transform::SimplifyStructInfo(si));
+      for (const StructInfo& si : op->sinfo_args) sinfo_args.push_back(analysis::SimplifyStructInfo(si));
       auto simplified = std::make_shared<const CallNode>(op->op, op->args, op->attrs, sinfo_args, StructInfo());
       StructInfo sinfo = InferCall(simplified.get());
       return Expr(std::make_shared<const CallNode>(op->op, op->args, op->attrs, std::move(sinfo_args),
-                                                   transform::SimplifyStructInfo(sinfo)));
+                                                   analysis::SimplifyStructInfo(sinfo)));
     }
     case ExprKind::kIf: {
       const auto* op = expr.as<IfNode>();
@@ -360,12 +360,12 @@ StructInfo Normalizer::InferStructInfo(const Expr& expr) {
       if (tuple.as<ObjectStructInfoNode>()) return ObjectSI();
       const auto* fields = tuple.as<TupleStructInfoNode>();
       if (!fields) {
-        Fail("item [" + std::to_string(op->index) + "] of a value of struct info " + StructInfoText(tuple) +
+        Fail("item [" + std::to_string(op->index) + "] of a value of struct info " + analysis::StructInfoText(tuple) +
              ", which is not a tuple");
         return ObjectSI();
       }
       if (op->index < 0 || static_cast<size_t>(op->index) >= fields->fields.size()) {
-        Fail("tuple index " + std::to_string(op->index) + " out of range for " + StructInfoText(tuple));
+        Fail("tuple index " + std::to_string(op->index) + " out of range for " + analysis::StructInfoText(tuple));
         return ObjectSI();
       }
       return fields->fields[op->index];
@@ -376,9 +376,9 @@ StructInfo Normalizer::InferStructInfo(const Expr& expr) {
       // Shapes that use variables bound inside a branch mean nothing after the if.
       const auto* op = expr.as<IfNode>();
       auto defined = [this](const tir::VarNode* v) { return IsSymbolDefined(v); };
-      StructInfo then_sinfo = transform::EraseUndefinedVars(OrObject(op->then_branch->struct_info), defined);
-      StructInfo else_sinfo = transform::EraseUndefinedVars(OrObject(op->else_branch->struct_info), defined);
-      return transform::StructInfoLUB(then_sinfo, else_sinfo);
+      StructInfo then_sinfo = analysis::EraseUndefinedVars(OrObject(op->then_branch->struct_info), defined);
+      StructInfo else_sinfo = analysis::EraseUndefinedVars(OrObject(op->else_branch->struct_info), defined);
+      return analysis::StructInfoLUB(then_sinfo, else_sinfo);
     }
     case ExprKind::kSeqExpr:
       return OrObject(expr.as<SeqExprNode>()->body->struct_info);
@@ -396,7 +396,7 @@ StructInfo Normalizer::InferCall(const CallNode* call) {
       return declared();
     }
     if (name == ops::kCallDPSPacked) {
-      if (call->sinfo_args.size() != 1 || call->args.size() != 2 || !transform::LibraryName(call->args[0])) {
+      if (call->sinfo_args.size() != 1 || call->args.size() != 2 || !analysis::LibraryName(call->args[0])) {
         Fail("call_dps_packed takes (\"name\", (args...), OUT_SI)");
       }
       return declared();
@@ -411,7 +411,7 @@ StructInfo Normalizer::InferCall(const CallNode* call) {
       if (const auto* t = arg.as<TensorStructInfoNode>()) {
         return t->shape ? ShapeStructInfoNode::make(*t->shape) : ShapeStructInfoNode::make_ndim(t->ndim);
       }
-      if (!arg.as<ObjectStructInfoNode>()) Fail("shape_of of a value of struct info " + StructInfoText(arg));
+      if (!arg.as<ObjectStructInfoNode>()) Fail("shape_of of a value of struct info " + analysis::StructInfoText(arg));
       return ShapeStructInfoNode::make_ndim(-1);
     }
     if (name == ops::kKill) {
@@ -429,7 +429,7 @@ StructInfo Normalizer::InferCall(const CallNode* call) {
         return s->values ? TensorStructInfoNode::make(*s->values, dtype->value)
                          : TensorStructInfoNode::make_ndim(s->ndim, dtype->value);
       }
-      Fail("alloc_tensor shape has struct info " + StructInfoText(shape) + "; expected a Shape");
+      Fail("alloc_tensor shape has struct info " + analysis::StructInfoText(shape) + "; expected a Shape");
       return TensorStructInfoNode::make_ndim(-1, dtype->value);
     }
     const op::OpDef* def = op::FindOp(name);
@@ -446,7 +446,7 @@ StructInfo Normalizer::InferCall(const CallNode* call) {
       Fail(inferred.status().message());
       return ObjectSI();
     }
-    return transform::SimplifyStructInfo(*inferred);
+    return analysis::SimplifyStructInfo(*inferred);
   }
   if (call->op.as<ExternFuncNode>()) return declared();
   if (const auto* gv = call->op.as<GlobalVarNode>()) {
@@ -479,15 +479,15 @@ StructInfo Normalizer::InferGraphCall(const std::string& callee_name, const Func
     return it == subst.end() ? PrimExpr() : it->second;
   };
   for (size_t i = 0; i < call->args.size(); ++i) {
-    StructInfo param = transform::SubstituteStructInfo(OrObject(callee.params[i]->struct_info), lookup);
+    StructInfo param = analysis::SubstituteStructInfo(OrObject(callee.params[i]->struct_info), lookup);
     StructInfo arg = OrObject(call->args[i]->struct_info);
-    if (CheckBaseOf(param, arg) == BaseCheck::kFail) {
-      Fail(ArgName(call->args[i], i) + " of @" + callee_name + " has struct info " + StructInfoText(arg) +
-           ", incompatible with parameter '" + callee.params[i]->name + "': " + StructInfoText(param));
+    if (analysis::CheckBaseOf(param, arg) == analysis::BaseCheck::kFail) {
+      Fail(ArgName(call->args[i], i) + " of @" + callee_name + " has struct info " + analysis::StructInfoText(arg) +
+           ", incompatible with parameter '" + callee.params[i]->name + "': " + analysis::StructInfoText(param));
     }
   }
-  StructInfo ret = transform::SubstituteStructInfo(OrObject(callee.ret_struct_info), lookup);
-  return transform::EraseUndefinedVars(ret, [this](const tir::VarNode* v) { return IsSymbolDefined(v); });
+  StructInfo ret = analysis::SubstituteStructInfo(OrObject(callee.ret_struct_info), lookup);
+  return analysis::EraseUndefinedVars(ret, [this](const tir::VarNode* v) { return IsSymbolDefined(v); });
 }
 
 StructInfo Normalizer::InferKernelCall(const std::string& callee_name, const tir::PrimFuncNode& callee,
@@ -529,7 +529,7 @@ void Normalizer::ValidateCallTIR(const CallNode* call) {
   const std::string callee = "call_tir(@" + gv->name + ")";
 
   std::vector<Expr> args;
-  if (!transform::CallArguments(call, &args)) {
+  if (!analysis::CallArguments(call, &args)) {
     Fail(callee + ": the arguments must be a tuple (a, b, ...), not a tuple-typed value");
     return;
   }
@@ -544,7 +544,7 @@ void Normalizer::ValidateCallTIR(const CallNode* call) {
     if (!o.as<TensorStructInfoNode>()) outputs.clear();
   }
   if (outputs.empty()) {
-    Fail(callee + ": the output struct info " + StructInfoText(out) +
+    Fail(callee + ": the output struct info " + analysis::StructInfoText(out) +
          " must be a Tensor or a Tuple of Tensors");
     return;
   }
@@ -578,18 +578,18 @@ void Normalizer::ValidateCallTIR(const CallNode* call) {
     if (sinfo.as<ObjectStructInfoNode>()) continue;
     const auto* tensor = sinfo.as<TensorStructInfoNode>();
     if (!tensor) {
-      Fail(callee + ": " + what + " has struct info " + StructInfoText(sinfo) + ", not a tensor");
+      Fail(callee + ": " + what + " has struct info " + analysis::StructInfoText(sinfo) + ", not a tensor");
       return;
     }
     const tir::Buffer& buffer = param.buffer;
     if (tensor->ndim >= 0 && static_cast<size_t>(tensor->ndim) != buffer->shape.size()) {
-      Fail(callee + ": " + what + " has struct info " + StructInfoText(sinfo) + " (rank " +
+      Fail(callee + ": " + what + " has struct info " + analysis::StructInfoText(sinfo) + " (rank " +
            std::to_string(tensor->ndim) + ") but parameter '" + param.name() + "' is " + BufferText(buffer) +
            " (rank " + std::to_string(buffer->shape.size()) + ")");
       return;
     }
     if (!tensor->dtype.is_void() && tensor->dtype != buffer->dtype) {
-      Fail(callee + ": " + what + " has struct info " + StructInfoText(sinfo) + " but parameter '" +
+      Fail(callee + ": " + what + " has struct info " + analysis::StructInfoText(sinfo) + " but parameter '" +
            param.name() + "' is " + BufferText(buffer) + " (dtype " + buffer->dtype.ToString() + ")");
       return;
     }

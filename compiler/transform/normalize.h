@@ -20,7 +20,7 @@
 
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/ir/module.h"
-#include "compiler/transform/graph_util.h"
+#include "compiler/analysis/graph_util.h"
 #include "support/status.h"
 
 namespace strata::graph {
@@ -102,7 +102,7 @@ class Normalizer : public ExprMutator {
   std::vector<Binding>* emit_target_ = nullptr;
   bool in_dataflow_ = false;
   std::set<const tir::VarNode*> defined_symbols_;
-  transform::NameSupply names_;
+  analysis::NameSupply names_;
   Status error_;
 };
 

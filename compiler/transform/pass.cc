@@ -6,41 +6,35 @@
 #include <mutex>
 #include <utility>
 
-#include "compiler/byoc/backend.h"
-#include "compiler/byoc/merge_composite_functions.h"
-#include "compiler/byoc/run_codegen.h"
+#include "compiler/analysis/well_formed.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/call_tir_rewrite.h"
 #include "compiler/transform/cpu_blas_dispatch.h"
-#include "compiler/transform/kill_after_last_use.h"
+#include "compiler/transform/dispatch_tir.h"
 #include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/place_on_devices.h"
 #include "compiler/transform/plan_memory.h"
-#include "compiler/transform/tir_dispatch.h"
-#include "compiler/transform/vm_shape_lower.h"
-#include "compiler/transform/well_formed.h"
 
 namespace strata::transform {
 
 namespace {
 
-// Built-ins are registered here rather than by static initializers in their own
-// files: a static library drops object files nothing references.
+// This layer's passes are registered here rather than by static initializers in
+// their own files: a static library drops object files nothing references.
+// Passes of the layers above (BYOC, the VM backend, FoldConstants with the
+// driver's evaluator) are registered by those layers (driver::RegisterCompilerPasses).
 struct Registry {
   std::mutex mutex;
   std::map<std::string, Pass> passes;
 
   Registry() {
-    for (Pass pass : {Pass{"Normalize", Normalize}, Pass{"WellFormed", WellFormed},
-                      Pass{"DispatchTIR", TirDispatch},
+    for (Pass pass : {Pass{"Normalize", Normalize}, Pass{"WellFormed", analysis::WellFormed},
+                      Pass{"DispatchTIR", DispatchTIR},
                       Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
                       Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
                       Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
-                      Pass{"PlanMemory", PlanMemory},
-                      Pass{"VMShapeLower", VMShapeLower}, Pass{"KillAfterLastUse", KillAfterLastUse},
-                      Pass{"MergeCompositeFunctions", byoc::MergeCompositeFunctions},
-                      Pass{"RunCodegen", byoc::RunCodegen}}) {
+                      Pass{"PlanMemory", PlanMemory}}) {
       passes.emplace(pass.name, pass);
     }
   }
@@ -89,18 +83,17 @@ Status RegisterPass(Pass pass) {
 }
 
 StatusOr<Pass> GetPass(const std::string& name) {
-  byoc::RegisterBuiltinBackends();  // their FuseOpsByPattern[backend] passes
   Registry& registry = GetRegistry();
   {
     std::lock_guard<std::mutex> lock(registry.mutex);
     auto it = registry.passes.find(name);
     if (it != registry.passes.end()) return it->second;
   }
-  return Status::Error("unknown pass '" + name + "' (registered: " + JoinNames(RegisteredPassNames()) + ")");
+  return Status::Error(StatusCode::kNotFound,
+                       "unknown pass '" + name + "' (registered: " + JoinNames(RegisteredPassNames()) + ")");
 }
 
 std::vector<std::string> RegisteredPassNames() {
-  byoc::RegisterBuiltinBackends();
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   std::vector<std::string> names;

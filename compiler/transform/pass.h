@@ -1,9 +1,10 @@
 // Passes, the pass registry and pipelines.
 //
 // A pass is a named IRModule -> IRModule function. The registry maps names to
-// passes: the built-in ones (Normalize, WellFormed, CallTIRRewrite,
-// VMShapeLower) are always there, and targets, BYOC integrations or tests add
-// their own with RegisterPass. A Pipeline is an ordered list of passes that can
+// passes: this layer's own (Normalize, WellFormed, DispatchTIR, LegalizeOps,
+// CallTIRRewrite, PlanMemory, ...) are always there; the layers above register
+// theirs (driver::RegisterCompilerPasses: BYOC, the VM backend, FoldConstants),
+// and targets, integrations or tests add their own with RegisterPass. A Pipeline is an ordered list of passes that can
 // be extended at named points, runs them in order, times each one and reports
 // every step to an optional callback (how --dump-ir prints the IR after each
 // pass that changed it).

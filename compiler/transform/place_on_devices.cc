@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/transform/graph_util.h"
+#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
 
 namespace strata::transform {
@@ -60,8 +60,8 @@ class DevicePlacer : public Normalizer {
 
   // A call of a device kernel: "<device>:<kernel>" with <device> a device of the module.
   bool DeviceCall(const Expr& value, std::string* device, std::vector<Expr>* args) const {
-    PackedCall packed;
-    if (!MatchCallPacked(value.as<CallNode>(), &packed)) return false;
+    analysis::PackedCall packed;
+    if (!analysis::MatchCallPacked(value.as<CallNode>(), &packed)) return false;
     size_t colon = packed.name.find(':');
     if (colon == std::string::npos || !devices_.count(packed.name.substr(0, colon))) return false;
     *device = packed.name.substr(0, colon);
@@ -96,7 +96,7 @@ class DevicePlacer : public Normalizer {
     if (device == device_of_.end()) return mapped;
     auto copied = to_host_.find(var);
     if (copied != to_host_.end()) return copied->second;
-    Var host = Emit(var->name + "_host", MakeCallPacked(kToHost, {mapped}, var->struct_info));
+    Var host = Emit(var->name + "_host", analysis::MakeCallPacked(kToHost, {mapped}, var->struct_info));
     to_host_.emplace(var, host);
     return host;
   }
@@ -131,12 +131,12 @@ class DevicePlacer : public Normalizer {
     Expr value = MutateExpr(binding.value);
     placing_device_call_ = false;
     const auto* call = value.as<CallNode>();
-    if (failed() || !call || !IsOpCall(call, ops::kAllocTensor) || call->args.size() != 2) {
+    if (failed() || !call || !analysis::IsOpCall(call, ops::kAllocTensor) || call->args.size() != 2) {
       Fail("the output of a '" + device + "' kernel call must be an alloc_tensor (run PlaceOnDevices right after "
            "CallTIRRewrite)");
       return;
     }
-    Expr alloc = MakeCallPacked(kAllocDeviceTensor, {call->args[0], call->args[1], StringImmNode::make(device)},
+    Expr alloc = analysis::MakeCallPacked(kAllocDeviceTensor, {call->args[0], call->args[1], StringImmNode::make(device)},
                                 value->struct_info);
     EmitBinding(binding, Annotate(alloc));
     device_of_[NewVar(binding)] = device;
@@ -147,15 +147,15 @@ class DevicePlacer : public Normalizer {
     Expr value = MutateExpr(binding.value);
     placing_device_call_ = false;
     if (failed()) return;
-    PackedCall packed;
-    MatchCallPacked(value.as<CallNode>(), &packed);
+    analysis::PackedCall packed;
+    analysis::MatchCallPacked(value.as<CallNode>(), &packed);
     // Tensors (inputs, then the output last) first, then the scalars.
     std::vector<Expr> tensors, scalars;
     for (const Expr& arg : packed.args) (IsTensor(arg) ? tensors : scalars).push_back(arg);
     for (size_t i = 0; i + 1 < tensors.size(); ++i) tensors[i] = OnDevice(tensors[i], device);
     std::vector<Expr> ordered = std::move(tensors);
     ordered.insert(ordered.end(), scalars.begin(), scalars.end());
-    EmitBinding(binding, Annotate(MakeCallPacked(packed.name, std::move(ordered), TupleStructInfoNode::make({}))));
+    EmitBinding(binding, Annotate(analysis::MakeCallPacked(packed.name, std::move(ordered), TupleStructInfoNode::make({}))));
   }
 
   // `arg` on `device`: itself when it is already there, else its (one) copy.
@@ -172,7 +172,7 @@ class DevicePlacer : public Normalizer {
     auto copied = to_device_.find({key, device});
     if (copied != to_device_.end()) return copied->second;
     std::string hint = arg.as<VarNode>() ? arg.as<VarNode>()->name + "_" + device : "const_" + device;
-    Var on_device = Emit(hint, MakeCallPacked(kToDevice, {arg, StringImmNode::make(device)}, arg->struct_info));
+    Var on_device = Emit(hint, analysis::MakeCallPacked(kToDevice, {arg, StringImmNode::make(device)}, arg->struct_info));
     to_device_.emplace(std::make_pair(key, device), on_device);
     device_of_[on_device.get()] = device;
     return on_device;

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "compiler/ir/arith/simplify.h"
-#include "compiler/transform/graph_util.h"
+#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::transform {
 
@@ -213,16 +213,16 @@ Plan PlanFunction(const FunctionNode& func) {
   for (size_t b = 0; b < seq->blocks.size(); ++b) {
     for (const Binding& binding : seq->blocks[b].bindings) {
       const Expr& value = binding.value;
-      std::vector<const VarNode*> used = VarsUsedIn(value);
+      std::vector<const VarNode*> used = analysis::VarsUsedIn(value);
       for (size_t id : pointees(used)) candidates[id].last_use = index;
 
       const auto* call = value.as<CallNode>();
-      PackedCall packed;
-      const bool packed_call = call && MatchCallPacked(call, &packed);
+      analysis::PackedCall packed;
+      const bool packed_call = call && analysis::MatchCallPacked(call, &packed);
       const ShapeExprNode* shape = nullptr;
       const DataTypeImmNode* dtype = nullptr;
       std::string device;
-      if (call && IsOpCall(call, ops::kAllocTensor)) {
+      if (call && analysis::IsOpCall(call, ops::kAllocTensor)) {
         shape = call->args[0].as<ShapeExprNode>();
         dtype = shape ? call->args[1].as<DataTypeImmNode>() : nullptr;
       } else if (packed_call && packed.name == kAllocDeviceTensor && packed.args.size() == 3 &&
@@ -252,7 +252,7 @@ Plan PlanFunction(const FunctionNode& func) {
       ++index;
     }
   }
-  for (size_t id : pointees(VarsUsedIn(seq->body))) candidates[id].output = true;
+  for (size_t id : pointees(analysis::VarsUsedIn(seq->body))) candidates[id].output = true;
 
   std::set<std::string> devices;  // "" is the host
   for (const Candidate& c : candidates) devices.insert(c.device);
@@ -270,7 +270,7 @@ Plan PlanFunction(const FunctionNode& func) {
       } else if (std::optional<Range> range = RangeOf(c.bytes, bounds); range && range->hi >= 0) {
         packed.push_back(&c);
         sizes.push_back(AlignUp(range->hi));
-        CollectVars(c.bytes, &plan.bounded[c.var]);
+        analysis::CollectVars(c.bytes, &plan.bounded[c.var]);
       } else {
         symbolic.push_back(&c);
       }
@@ -350,20 +350,20 @@ class PlanRewriter : public Normalizer {
     // alloc_tensor(shape, dtype) or alloc_device_tensor(shape, dtype, device).
     const auto* call = value.as<CallNode>();
     std::vector<Expr> args = call->args;
-    PackedCall packed;
-    if (MatchCallPacked(call, &packed)) args = std::move(packed.args);
+    analysis::PackedCall packed;
+    if (analysis::MatchCallPacked(call, &packed)) args = std::move(packed.args);
     const Placement& placement = it->second;
     Var& storage = storage_vars_[placement.storage];
     if (!storage.get()) {
       const StorageDecl& decl = plan_.storages[placement.storage];
-      Expr size = decl.arena ? Int64Value(decl.static_bytes) : ShapeExprNode::make({decl.size});
-      std::vector<Expr> alloc_args = {size, Int64Value(kPlanAlignment)};
+      Expr size = decl.arena ? analysis::Int64Value(decl.static_bytes) : ShapeExprNode::make({decl.size});
+      std::vector<Expr> alloc_args = {size, analysis::Int64Value(kPlanAlignment)};
       if (!decl.device.empty()) alloc_args.push_back(StringImmNode::make(decl.device));
       std::string hint = decl.arena ? "arena" : "storage";
       if (!decl.device.empty()) hint += "_" + decl.device;
-      storage = Emit(hint, MakeCallPacked(kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
+      storage = Emit(hint, analysis::MakeCallPacked(kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
     }
-    Expr tensor = MakeCallPacked(kAllocTensorFromStorage, {storage, Int64Value(placement.offset), args[0], args[1]},
+    Expr tensor = analysis::MakeCallPacked(kAllocTensorFromStorage, {storage, analysis::Int64Value(placement.offset), args[0], args[1]},
                                  value->struct_info);
     EmitBinding(binding, Annotate(tensor));
   }
@@ -377,8 +377,8 @@ class PlanRewriter : public Normalizer {
       const Range& range = bounds_.at(var.name());
       std::string ctx = function_name() + ": dimension '" + var.name() + "' (the model was compiled for " +
                         var.name() + " = " + std::to_string(range.lo) + ".." + std::to_string(range.hi) + ")";
-      Expr check = MakeCallPacked(kCheckBound,
-                                  {ShapeExprNode::make({var}), Int64Value(range.lo), Int64Value(range.hi),
+      Expr check = analysis::MakeCallPacked(kCheckBound,
+                                  {ShapeExprNode::make({var}), analysis::Int64Value(range.lo), analysis::Int64Value(range.hi),
                                    StringImmNode::make(ctx)},
                                   TupleStructInfoNode::make({}));
       Emit("_", check);

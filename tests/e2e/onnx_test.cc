@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "compiler/driver/compile.h"
+#include "compiler/driver/pipeline.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/printer.h"
 #include "tests/e2e/e2e_test_util.h"
@@ -211,7 +212,8 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
 
 TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
   // y = x @ Transpose(W) * 2: the transpose of the initializer and its scaling
-  // become one constant; only the matmul remains a call.
+  // become one constant (FoldConstants, the pipeline's third pass); only the
+  // matmul remains a call.
   onnx::ModelProto model;
   ASSERT_TRUE(model.ParseFromString(OneNodeModel("Identity", 17)));
   onnx::GraphProto* g = model.mutable_graph();
@@ -236,7 +238,12 @@ TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
   add_node("Transpose", {"W"}, "Wt");
   add_node("Mul", {"Wt", "two"}, "Wt2");
   add_node("MatMul", {"x", "Wt2"}, "y");
-  auto module = frontend::ImportOnnxBytes(model.SerializeAsString(), "fold.onnx");
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "fold.onnx");
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  driver::RegisterCompilerPasses();
+  auto fold = transform::Pipeline::FromNames({"Normalize", "WellFormed", "FoldConstants"});
+  ASSERT_TRUE(fold.ok()) << fold.status().message();
+  auto module = fold->Run(std::move(imported).value());
   ASSERT_TRUE(module.ok()) << module.status().message();
   const std::string text = ir::PrintModule(*module);
   EXPECT_EQ(text.find("transpose("), std::string::npos) << text;

@@ -24,6 +24,7 @@
 
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
+#include "compiler/driver/pipeline.h"
 #include "compiler/transform/pass.h"
 
 namespace strata::transform {
@@ -98,6 +99,7 @@ TEST_P(GoldenTest, OutputMatchesExpectedFile) {
   StatusOr<ir::IRModule> module = ir::ParseModule(input, input_path.string());
   ASSERT_TRUE(module.ok()) << module.status().message();
   const std::string printed_input = ir::PrintModule(*module);
+  driver::RegisterCompilerPasses();
   StatusOr<Pipeline> pipeline = Pipeline::FromNames(directives.passes);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
   StatusOr<ir::IRModule> result = pipeline->Run(std::move(module).value());

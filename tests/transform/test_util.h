@@ -10,7 +10,8 @@
 #include "compiler/ir/module.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
-#include "compiler/transform/graph_util.h"
+#include "compiler/analysis/graph_util.h"
+#include "compiler/driver/pipeline.h"
 #include "compiler/transform/pass.h"
 
 namespace strata::transform::testing {
@@ -22,8 +23,9 @@ inline ir::IRModule Parse(const std::string& text) {
   return module.ok() ? std::move(module).value() : ir::IRModule();
 }
 
-// Runs the registered passes `names` in order.
+// Runs the registered passes `names` (of any layer) in order.
 inline StatusOr<ir::IRModule> RunPasses(ir::IRModule module, const std::vector<std::string>& names) {
+  driver::RegisterCompilerPasses();
   STRATA_ASSIGN_OR_RETURN(Pipeline pipeline, Pipeline::FromNames(names));
   return pipeline.Run(std::move(module));
 }
@@ -70,12 +72,12 @@ inline std::string SInfoOf(const ir::IRModule& module, const std::string& func, 
 }
 
 // The calls to library function `name` (call_packed) in `func`, in program order.
-inline std::vector<transform::PackedCall> PackedCalls(const ir::IRModule& module, const std::string& func,
+inline std::vector<analysis::PackedCall> PackedCalls(const ir::IRModule& module, const std::string& func,
                                                       const std::string& name) {
-  std::vector<transform::PackedCall> calls;
+  std::vector<analysis::PackedCall> calls;
   for (const graph::Binding& b : Bindings(module, func)) {
-    transform::PackedCall call;
-    if (transform::MatchCallPacked(b.value.as<graph::CallNode>(), &call) && call.name == name) calls.push_back(call);
+    analysis::PackedCall call;
+    if (analysis::MatchCallPacked(b.value.as<graph::CallNode>(), &call) && call.name == name) calls.push_back(call);
   }
   return calls;
 }

@@ -11,8 +11,8 @@
 
 #include "compiler/byoc/backend.h"
 #include "compiler/byoc/builtin_backends.h"
-#include "compiler/transform/graph_util.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::byoc {
 
@@ -39,7 +39,7 @@ bool BiasFits(const PatternMatch& m, const DFPattern& product, const DFPattern& 
   const auto& out_shape = *out->struct_info.as<TensorStructInfoNode>()->shape;
   const auto& b_shape = *b->struct_info.as<TensorStructInfoNode>()->shape;
   size_t axis = channel_axis < 0 ? out_shape.size() - 1 : static_cast<size_t>(channel_axis);
-  return axis < out_shape.size() && transform::ProveDimEqual(out_shape[axis], b_shape[0]);
+  return axis < out_shape.size() && analysis::ProveDimEqual(out_shape[axis], b_shape[0]);
 }
 
 std::vector<FusionPattern> DensePatterns() {
@@ -102,7 +102,7 @@ StatusOr<ExternalCall> ConvCall(const CompositeCall& composite, const std::strin
     return Status(ErrorStatus() << "composite '" << composite.function_name
                                 << "': conv2d attributes strides/padding/dilation/groups have unexpected lengths");
   }
-  return ExternalCall{symbol, {ShapeOf(strides), ShapeOf(padding), ShapeOf(dilation), transform::Int64Value(groups[0])}};
+  return ExternalCall{symbol, {ShapeOf(strides), ShapeOf(padding), ShapeOf(dilation), analysis::Int64Value(groups[0])}};
 }
 
 StatusOr<CodegenResult> DnnlCodegen(const OffloadedFunction& offloaded) {

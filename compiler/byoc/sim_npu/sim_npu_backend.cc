@@ -12,8 +12,8 @@
 
 #include "compiler/byoc/backend.h"
 #include "compiler/byoc/builtin_backends.h"
-#include "compiler/transform/graph_util.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::byoc {
 
@@ -52,7 +52,7 @@ bool SecondBroadcastsToFirst(const Expr& a, const Expr& b) {
   const size_t lead = ta->shape->size() - tb->shape->size();
   for (size_t i = 0; i < tb->shape->size(); ++i) {
     const PrimExpr& db = (*tb->shape)[i];
-    if (!IsOne(db) && !transform::ProveDimEqual(db, (*ta->shape)[lead + i])) return false;
+    if (!IsOne(db) && !analysis::ProveDimEqual(db, (*ta->shape)[lead + i])) return false;
   }
   return true;
 }
@@ -62,7 +62,7 @@ bool BiasFits(const PatternMatch& m, const DFPattern& product, const DFPattern& 
   const auto* b = F32Info(m.Get(bias));
   if (out == nullptr || b == nullptr || b->ndim != 1) return false;
   size_t axis = channel_axis < 0 ? out->shape->size() - 1 : static_cast<size_t>(channel_axis);
-  return axis < out->shape->size() && transform::ProveDimEqual((*out->shape)[axis], (*b->shape)[0]);
+  return axis < out->shape->size() && analysis::ProveDimEqual((*out->shape)[axis], (*b->shape)[0]);
 }
 
 std::vector<FusionPattern> Patterns() {
@@ -105,7 +105,7 @@ std::vector<FusionPattern> Patterns() {
   return patterns;
 }
 
-Expr Int(int64_t v) { return transform::Int64Value(v); }
+Expr Int(int64_t v) { return analysis::Int64Value(v); }
 
 StatusOr<CodegenResult> SimNpuCodegen(const OffloadedFunction& offloaded) {
   CodegenResult result;

@@ -6,11 +6,10 @@
 #include <map>
 #include <sstream>
 
-#include "compiler/driver/fold_constants.h"
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/op/op_registry.h"
-#include "compiler/transform/graph_util.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::frontend {
 namespace {
@@ -88,7 +87,7 @@ class Importer : public ImportContext {
     const auto* call_node = call.as<graph::CallNode>();
     STRATA_RETURN_IF_ERROR(op::CheckOpCall(*def, *call_node));
     STRATA_ASSIGN_OR_RETURN(graph::StructInfo sinfo, def->infer(op::OpCall(*def, *call_node)));
-    graph::Var var(names_.Fresh(Identifier(name_hint, "v")), transform::SimplifyStructInfo(sinfo));
+    graph::Var var(names_.Fresh(Identifier(name_hint, "v")), analysis::SimplifyStructInfo(sinfo));
     bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, call, {}});
     return Expr(var);
   }
@@ -223,7 +222,7 @@ class Importer : public ImportContext {
   std::map<std::string, tir::Var> symbols_;
   std::map<const graph::HostTensor*, Expr> constants_;
   std::vector<graph::Binding> bindings_;
-  transform::NameSupply names_;
+  analysis::NameSupply names_;
   std::string current_label_;
 };
 
@@ -234,10 +233,7 @@ StatusOr<ir::IRModule> ImportOnnxBytes(const std::string& bytes, const std::stri
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) return ErrorStatus() << name << ": not a valid ONNX model (protobuf parse failed)";
   StatusOr<ir::IRModule> module = Importer(model, options).Run();
-  if (!module.ok()) return ErrorStatus() << name << ": " << module.status().message();
-  // Work on weights alone (transposes, scales, casts of initializers) is done once, here.
-  module = driver::FoldConstants(std::move(module).value());
-  if (!module.ok()) return ErrorStatus() << name << ": " << module.status().message();
+  if (!module.ok()) return Status(module.status()).WithContext(name + ": ");
   return module;
 }
 

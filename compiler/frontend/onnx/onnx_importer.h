@@ -7,9 +7,10 @@
 // each node becomes Strata operator calls (onnx_ops.cc). Shape computations
 // (Shape -> Gather -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, ...)
 // are evaluated at import time on symbolic expressions, so the program needs
-// no shape tensors at run time, and nodes that depend only on constants are
-// folded. An unsupported operator, attribute or opset is an error naming the
-// node, its op type and the opset.
+// no shape tensors at run time. Operator calls on weights alone (a transposed
+// or scaled initializer) stay calls here; the pipeline's FoldConstants computes
+// them once at compile time. An unsupported operator, attribute or opset is an
+// error naming the node, its op type and the opset.
 #pragma once
 
 #include <cstdint>

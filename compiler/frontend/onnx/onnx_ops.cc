@@ -6,7 +6,7 @@
 
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/ir/arith/simplify.h"
-#include "compiler/transform/struct_info_util.h"
+#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::frontend::onnx_import {
 namespace {

@@ -1,0 +1,354 @@
+// VM codegen: the function table, verifiable bytecode (every instruction decoded
+// with the vm/bytecode.h helpers), operand kinds and the deduplicated constant pool.
+#include "compiler/backend/vm/vm_codegen.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "compiler/driver/pipeline.h"
+#include "tests/transform/test_util.h"
+#include "vm/bytecode.h"
+
+namespace strata::backend {
+namespace {
+
+using serialization::ExecutableSpec;
+using serialization::FunctionKindSpec;
+using serialization::FunctionSpec;
+using transform::testing::Parse;
+using vm::OperandKind;
+
+struct Instruction {
+  size_t pc;
+  vm::Opcode op;
+  std::vector<int64_t> words;  // every word after the opcode
+};
+
+// Decodes every instruction of a bytecode function and checks each index
+// against its bounds: registers, functions, constants, jump targets.
+std::vector<Instruction> DecodeAndVerify(const ExecutableSpec& exe, const FunctionSpec& fn) {
+  std::vector<Instruction> out;
+  std::set<size_t> starts;
+  const std::vector<int64_t>& code = fn.code;
+  auto reg_ok = [&](int64_t r) { return r >= 0 && r < fn.num_registers; };
+  size_t pc = 0;
+  while (pc < code.size()) {
+    int64_t opword = code[pc];
+    EXPECT_TRUE(opword >= 0 && opword < static_cast<int64_t>(vm::Opcode::kNumOpcodes))
+        << fn.name << ": bad opcode at " << pc;
+    if (!(opword >= 0 && opword < static_cast<int64_t>(vm::Opcode::kNumOpcodes))) return out;
+    auto op = static_cast<vm::Opcode>(opword);
+    size_t size = static_cast<size_t>(vm::OpcodeFixedWords(op));
+    if (op == vm::Opcode::kCall && pc + 3 < code.size()) size += static_cast<size_t>(code[pc + 3]);
+    EXPECT_LE(pc + size, code.size()) << fn.name << ": instruction at " << pc << " runs past the end";
+    if (pc + size > code.size()) return out;
+    out.push_back({pc, op, std::vector<int64_t>(code.begin() + pc + 1, code.begin() + pc + size)});
+    starts.insert(pc);
+    pc += size;
+  }
+  for (const Instruction& ins : out) {
+    switch (ins.op) {
+      case vm::Opcode::kCall: {
+        int64_t dst = ins.words[0];
+        EXPECT_TRUE(dst == vm::kVoidRegister || reg_ok(dst)) << fn.name << ": call dst " << dst << " at " << ins.pc;
+        EXPECT_TRUE(ins.words[1] >= 0 && ins.words[1] < static_cast<int64_t>(exe.functions.size()))
+            << fn.name << ": call of function " << ins.words[1] << " at " << ins.pc;
+        for (size_t i = 3; i < ins.words.size(); ++i) {
+          int64_t value = vm::DecodeOperandValue(ins.words[i]);
+          switch (vm::DecodeOperandKind(ins.words[i])) {
+            case OperandKind::kRegister:
+              EXPECT_TRUE(reg_ok(value)) << fn.name << ": register operand " << value << " at " << ins.pc;
+              break;
+            case OperandKind::kConstant:
+              EXPECT_TRUE(value >= 0 && value < static_cast<int64_t>(exe.constants.size()))
+                  << fn.name << ": constant operand " << value << " at " << ins.pc;
+              break;
+            case OperandKind::kFunction:
+              EXPECT_TRUE(value >= 0 && value < static_cast<int64_t>(exe.functions.size()))
+                  << fn.name << ": function operand " << value << " at " << ins.pc;
+              break;
+            case OperandKind::kImmediate:
+              break;
+            default:
+              ADD_FAILURE() << fn.name << ": bad operand kind at " << ins.pc;
+          }
+        }
+        break;
+      }
+      case vm::Opcode::kRet:
+        EXPECT_TRUE(reg_ok(ins.words[0])) << fn.name << ": ret register " << ins.words[0];
+        break;
+      case vm::Opcode::kGoto:
+        EXPECT_TRUE(starts.count(ins.pc + ins.words[0])) << fn.name << ": goto target at " << ins.pc;
+        break;
+      case vm::Opcode::kIf:
+        EXPECT_TRUE(reg_ok(ins.words[0])) << fn.name << ": if register at " << ins.pc;
+        EXPECT_TRUE(starts.count(ins.pc + ins.words[1])) << fn.name << ": if target at " << ins.pc;
+        break;
+      default:
+        ADD_FAILURE() << "unknown opcode";
+    }
+  }
+  EXPECT_FALSE(out.empty());
+  if (!out.empty()) EXPECT_EQ(out.back().op, vm::Opcode::kRet) << fn.name << " does not end with ret";
+  return out;
+}
+
+int FunctionIndex(const ExecutableSpec& exe, const std::string& name) {
+  for (size_t i = 0; i < exe.functions.size(); ++i) {
+    if (exe.functions[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+ExecutableSpec Compile(const std::string& text) {
+  StatusOr<ir::IRModule> lowered = driver::DefaultPipeline().Run(Parse(text));
+  EXPECT_TRUE(lowered.ok()) << lowered.status().message();
+  if (!lowered.ok()) return {};
+  StatusOr<ExecutableSpec> exe = CodegenVM(*lowered);
+  EXPECT_TRUE(exe.ok()) << exe.status().message();
+  return exe.ok() ? std::move(exe).value() : ExecutableSpec();
+}
+
+std::string ReadExample(const std::string& name) {
+  std::ifstream in(std::string(STRATA_SOURCE_DIR) + "/examples/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(VMCodegenTest, MatmulReluFunctionTableAndBytecode) {
+  ExecutableSpec exe = Compile(ReadExample("matmul_relu.sir"));
+  ASSERT_GE(exe.functions.size(), 3u);
+  // Graph functions first, then kernels, then library functions.
+  EXPECT_EQ(exe.functions[0].name, "main");
+  EXPECT_EQ(exe.functions[0].kind, FunctionKindSpec::kBytecode);
+  EXPECT_EQ(exe.functions[0].num_params, 2);
+  EXPECT_EQ(exe.functions[0].param_names, (std::vector<std::string>{"x", "w"}));
+  EXPECT_EQ(exe.functions[1].name, "tir_matmul");
+  EXPECT_EQ(exe.functions[1].kind, FunctionKindSpec::kKernel);
+  EXPECT_EQ(exe.functions[1].symbol, "tir_matmul");
+  EXPECT_EQ(exe.functions[1].module_index, 0);
+  EXPECT_EQ(exe.functions[2].name, "tir_relu");
+  EXPECT_EQ(exe.entry_points, (std::vector<int32_t>{0}));
+  std::set<std::string> libraries;
+  for (size_t i = 3; i < exe.functions.size(); ++i) {
+    // The shape function computing the planned storage's size (m * n * 4) is a kernel.
+    if (exe.functions[i].name.rfind("shape_func_", 0) == 0) {
+      EXPECT_EQ(exe.functions[i].kind, FunctionKindSpec::kKernel);
+      continue;
+    }
+    EXPECT_EQ(exe.functions[i].kind, FunctionKindSpec::kLibrary);
+    EXPECT_TRUE(libraries.insert(exe.functions[i].name).second) << "library listed twice: " << exe.functions[i].name;
+  }
+  // Shape handling, the planned intermediate (alloc_storage + a view), the pooled
+  // result (alloc_tensor) and the kills (null).
+  EXPECT_EQ(libraries, (std::set<std::string>{"vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info",
+                                              "vm.builtin.shape_of", "vm.builtin.check_shape_info",
+                                              "vm.builtin.match_shape", "vm.builtin.make_shape",
+                                              "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor_from_storage",
+                                              "vm.builtin.alloc_tensor", "vm.builtin.null"}));
+
+  std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
+  // The two kernels are called with (inputs..., output) and their results discarded.
+  int kernel_calls = 0;
+  for (const Instruction& ins : code) {
+    if (ins.op != vm::Opcode::kCall || (ins.words[1] != 1 && ins.words[1] != 2)) continue;
+    ++kernel_calls;
+    EXPECT_EQ(ins.words[0], vm::kVoidRegister);
+    EXPECT_EQ(ins.words[2], ins.words[1] == 1 ? 3 : 2);
+  }
+  EXPECT_EQ(kernel_calls, 2);
+  // Parameters are registers 0 and 1: the first check reads register 0.
+  ASSERT_GE(code.size(), 2u);
+  EXPECT_EQ(code[1].words[3], vm::EncodeOperand(OperandKind::kRegister, 0));
+}
+
+TEST(VMCodegenTest, ConstantsAreDeduplicated) {
+  ExecutableSpec exe = Compile(R"(
+func @main(x: Tensor[(2, 3), f32]) -> Object {
+  a = call_packed("lib.f", "hello", "hello", 1.5, 1.5, dtype(f32), dtype(f32), shape(2, 3), shape(2, 3))
+  b = call_packed("lib.g", const(Tensor[(2,), f32], [1, 2]), const(Tensor[(2,), f32], [1, 2]), const(Tensor[(2,), f32], [1, 3]))
+  return b
+}
+)");
+  // One entry per distinct value: the match_shape of x adds its contexts and dims as strings.
+  int strings = 0, floats = 0, dtypes = 0, shapes = 0, tensors = 0;
+  for (size_t i = 0; i < exe.constants.size(); ++i) {
+    const auto& c = exe.constants[i];
+    strings += std::holds_alternative<std::string>(c);
+    floats += std::holds_alternative<double>(c);
+    dtypes += std::holds_alternative<serialization::DataTypeConstantSpec>(c);
+    shapes += std::holds_alternative<serialization::ShapeConstantSpec>(c);
+    tensors += std::holds_alternative<serialization::TensorConstantSpec>(c);
+  }
+  EXPECT_EQ(strings, 5);  // "hello", "main: parameter 'x'", "2", "3", "main: parameter 'x' (match_shape)"
+  EXPECT_EQ(floats, 1);
+  EXPECT_EQ(dtypes, 1);   // dtype(f32), shared with check_tensor_info
+  EXPECT_EQ(shapes, 1);
+  EXPECT_EQ(tensors, 2);
+  std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
+  // The two "hello" operands of lib.f are the same constant.
+  int f = FunctionIndex(exe, "lib.f");
+  for (const Instruction& ins : code) {
+    if (ins.op != vm::Opcode::kCall || ins.words[1] != f) continue;
+    ASSERT_EQ(ins.words.size(), 3u + 8u);
+    EXPECT_EQ(ins.words[3], ins.words[4]);
+    EXPECT_EQ(vm::DecodeOperandKind(ins.words[3]), OperandKind::kConstant);
+  }
+}
+
+TEST(VMCodegenTest, SmallIntegersAreImmediatesLargeOnesConstants) {
+  ExecutableSpec exe = Compile(R"(
+func @main(x: Tensor[(2,), f32]) -> Object {
+  a = call_packed("lib.f", 7, -3, 4611686018427387904)
+  return a
+}
+)");
+  std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
+  int f = FunctionIndex(exe, "lib.f");
+  bool found = false;
+  for (const Instruction& ins : code) {
+    if (ins.op != vm::Opcode::kCall || ins.words[1] != f) continue;
+    found = true;
+    EXPECT_EQ(ins.words[3], vm::EncodeOperand(OperandKind::kImmediate, 7));
+    EXPECT_EQ(vm::DecodeOperandValue(ins.words[4]), -3);
+    EXPECT_EQ(vm::DecodeOperandKind(ins.words[5]), OperandKind::kConstant);
+    EXPECT_EQ(std::get<int64_t>(exe.constants[vm::DecodeOperandValue(ins.words[5])]), 4611686018427387904);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(VMCodegenTest, IfWritesOneResultRegisterFromBothBranches) {
+  ExecutableSpec exe = Compile(R"(
+prim_func @relu(A: Buffer[(n,), f32], B: Buffer[(n,), f32]) {
+  for i in range(0, n) {
+    B[i] = max(A[i], 0.0)
+  }
+}
+func @main(c: Prim[bool], x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
+  y = if c {
+    r = call_tir(@relu, (x,), Tensor[(n,), f32])
+    r
+  } else {
+    x
+  }
+  return y
+}
+)");
+  std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
+  int copy = FunctionIndex(exe, "vm.builtin.copy");
+  ASSERT_GE(copy, 0);
+  const Instruction* branch = nullptr;
+  for (const Instruction& ins : code) {
+    if (ins.op == vm::Opcode::kIf) branch = &ins;
+  }
+  ASSERT_TRUE(branch != nullptr);
+  EXPECT_EQ(branch->words[0], 0);  // the condition is parameter c
+  std::vector<const Instruction*> copies;
+  const Instruction* jump = nullptr;
+  for (const Instruction& ins : code) {
+    if (ins.pc > branch->pc && ins.op == vm::Opcode::kCall && ins.words[1] == copy) copies.push_back(&ins);
+    if (ins.pc > branch->pc && ins.op == vm::Opcode::kGoto) jump = &ins;
+  }
+  ASSERT_EQ(copies.size(), 2u);
+  ASSERT_TRUE(jump != nullptr);
+  EXPECT_EQ(copies[0]->words[0], copies[1]->words[0]);  // same destination register
+  // then-branch: ... copy, goto end; else-branch starts right after the goto.
+  EXPECT_LT(copies[0]->pc, jump->pc);
+  EXPECT_EQ(branch->pc + branch->words[1], jump->pc + 2);
+  EXPECT_GT(copies[1]->pc, jump->pc);
+  EXPECT_EQ(jump->pc + jump->words[0], copies[1]->pc + 4 + 1);  // just past the else copy
+  // The else branch returns the parameter x (register 1) itself.
+  EXPECT_EQ(copies[1]->words[3], vm::EncodeOperand(OperandKind::kRegister, 1));
+  // ret returns the if's result register.
+  EXPECT_EQ(code.back().words[0], copies[0]->words[0]);
+}
+
+TEST(VMCodegenTest, GraphFunctionCallsBytecodeFunction) {
+  ExecutableSpec exe = Compile(R"(
+func @helper(a: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
+  return a
+}
+func @main(x: Tensor[(m,), f32]) -> Tensor[(m,), f32] {
+  y = @helper(x)
+  return y
+}
+)");
+  ASSERT_EQ(FunctionIndex(exe, "helper"), 0);
+  ASSERT_EQ(FunctionIndex(exe, "main"), 1);
+  EXPECT_EQ(exe.entry_points, (std::vector<int32_t>{0, 1}));
+  DecodeAndVerify(exe, exe.functions[0]);
+  std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[1]);
+  bool calls_helper = false;
+  for (const Instruction& ins : code) {
+    if (ins.op == vm::Opcode::kCall && ins.words[1] == 0) {
+      calls_helper = true;
+      EXPECT_EQ(ins.words[2], 1);
+      EXPECT_EQ(ins.words[3], vm::EncodeOperand(OperandKind::kRegister, 0));
+      EXPECT_EQ(code.back().words[0], ins.words[0]);  // main returns the call's result
+    }
+  }
+  EXPECT_TRUE(calls_helper);
+}
+
+TEST(VMCodegenTest, TupleOutputsAndItemsUseTupleBuiltins) {
+  ExecutableSpec exe = Compile(R"(
+prim_func @split(A: Buffer[(n, 2), f32], B: Buffer[(n,), f32], C: Buffer[(n,), f32]) {
+  for i in range(0, n) {
+    B[i] = A[i, 0]
+    C[i] = A[i, 1]
+  }
+}
+func @main(x: Tensor[(n, 2), f32]) -> Tensor[(n,), f32] {
+  t = call_tir(@split, (x,), Tuple[Tensor[(n,), f32], Tensor[(n,), f32]])
+  second = t[1]
+  return second
+}
+)");
+  std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
+  int tuple = FunctionIndex(exe, "vm.builtin.tuple");
+  int getitem = FunctionIndex(exe, "vm.builtin.tuple_getitem");
+  ASSERT_GE(tuple, 0);
+  ASSERT_GE(getitem, 0);
+  for (const Instruction& ins : code) {
+    if (ins.op == vm::Opcode::kCall && ins.words[1] == getitem) {
+      EXPECT_EQ(ins.words[4], vm::EncodeOperand(OperandKind::kImmediate, 1));
+    }
+  }
+}
+
+TEST(VMCodegenTest, UnloweredModulesAreRejected) {
+  StatusOr<ir::IRModule> normalized = transform::testing::RunPasses(Parse(R"(
+prim_func @copy(A: Buffer[(n,), f32], B: Buffer[(n,), f32]) {
+  for i in range(0, n) {
+    B[i] = A[i]
+  }
+}
+func @main(x: Tensor[(n,), f32]) -> Tensor {
+  y = call_tir(@copy, (x,), Tensor[(n,), f32])
+  return y
+}
+)"),
+                                                          {"Normalize"});
+  ASSERT_TRUE(normalized.ok());
+  StatusOr<ExecutableSpec> exe = CodegenVM(*normalized);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().message(),
+            "VM codegen: function 'main', binding 'y': call_tir must be rewritten by CallTIRRewrite before VM "
+            "codegen");
+
+  StatusOr<ir::IRModule> rewritten = transform::testing::RunPasses(*normalized, {"CallTIRRewrite"});
+  ASSERT_TRUE(rewritten.ok());
+  exe = CodegenVM(*rewritten);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().message(),
+            "VM codegen: function 'main', binding 'out': symbolic shape dimension n in a value; run VMShapeLower "
+            "first");
+}
+
+}  // namespace
+}  // namespace strata::backend
