@@ -140,13 +140,11 @@ int RunCompileCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", module.status().message().c_str());
     return 1;
   }
-  const ir::IRModule source = *module;  // for locating errors in the text
   StatusOr<std::vector<uint8_t>> bytes = driver::Compile(std::move(module).value(), compile_options);
   if (!bytes.ok()) {
-    std::string where = input;
-    if (std::optional<ir::SourceLocation> at = driver::LocateError(source, bytes.status().message())) {
-      where = at->file + ":" + std::to_string(at->line) + ":" + std::to_string(at->col);
-    }
+    // A binding's error carries where the binding was written (or the model node it came from).
+    const SourceLocation* at = bytes.status().location();
+    const std::string where = at != nullptr ? at->Text() : input;
     std::fprintf(stderr, "%s: error: %s\n", where.c_str(), bytes.status().message().c_str());
     return 1;
   }

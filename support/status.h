@@ -17,6 +17,8 @@
 #include <string_view>
 #include <utility>
 
+#include "support/source_location.h"
+
 namespace strata {
 
 // The kinds of failure, after absl's and IREE's canonical codes (the same names
@@ -85,9 +87,19 @@ class [[nodiscard]] Status {
     return error_ ? error_->message : kEmpty;
   }
   // Prepends context ("while loading functions[3]: ") to an error, keeping its
-  // code; no-op on ok.
+  // code and location; no-op on ok.
   Status WithContext(const std::string& context) && {
     if (error_) error_->message = context + error_->message;
+    return std::move(*this);
+  }
+  // Where in the user's input the error is (a binding's text position or model
+  // node), or nullptr. The innermost location wins: WithLocation on an error
+  // that has one already changes nothing.
+  const SourceLocation* location() const {
+    return error_ && error_->location.known() ? &error_->location : nullptr;
+  }
+  Status WithLocation(const SourceLocation& location) && {
+    if (error_ && !error_->location.known()) error_->location = location;
     return std::move(*this);
   }
 
@@ -103,6 +115,7 @@ class [[nodiscard]] Status {
   struct Payload {
     StatusCode code;
     std::string message;
+    SourceLocation location;
   };
   Status(StatusCode code, std::string message)
       : error_(std::make_unique<Payload>(Payload{code, std::move(message)})) {}

@@ -26,7 +26,7 @@ class WellFormedChecker : public ExprVisitor {
 
   Status CheckFunction(const std::string& name, const FunctionNode& func) {
     function_ = name;
-    binding_.clear();
+    binding_ = nullptr;
     error_ = Status::Ok();
     vars_.clear();
     defined_once_.clear();
@@ -34,7 +34,7 @@ class WellFormedChecker : public ExprVisitor {
     symbols_.clear();
 
     for (const Var& param : func.params) {
-      binding_.clear();
+      binding_ = nullptr;
       DefineVar(param, "parameter");
       if (options_.require_struct_info && !param->struct_info.defined()) {
         Fail("parameter '" + param->name + "' has no struct info");
@@ -53,7 +53,7 @@ class WellFormedChecker : public ExprVisitor {
              "' appears only inside an expression and no parameter binds it");
       }
     }
-    binding_.clear();
+    binding_ = nullptr;
     if (options_.require_struct_info && !func.ret_struct_info.defined()) Fail("no return struct info");
     if (!func.body.as<SeqExprNode>()) Fail("the body is not a sequence of bindings");
     if (error_.ok()) VisitExpr(func.body);
@@ -117,7 +117,7 @@ class WellFormedChecker : public ExprVisitor {
   void VisitSeqExpr(const SeqExprNode* op) override {
     std::set<const VarNode*> saved_vars = vars_;
     std::set<const tir::VarNode*> saved_symbols = symbols_;
-    std::string saved_binding = binding_;
+    const Binding* saved_binding = binding_;
     for (const BindingBlock& block : op->blocks) VisitBindingBlock(block);
     binding_ = saved_binding;
     VisitExpr(op->body);
@@ -141,7 +141,7 @@ class WellFormedChecker : public ExprVisitor {
   }
 
   void VisitBinding(const Binding& binding) override {
-    binding_ = binding.var->name;
+    binding_ = &binding;
     VisitExpr(binding.value);
     if (binding.kind == BindingKind::kMatchCast) CheckPattern(binding.pattern);
     DefineVar(binding.var, "variable");
@@ -154,8 +154,9 @@ class WellFormedChecker : public ExprVisitor {
   void Fail(const std::string& message) {
     if (!error_.ok()) return;
     std::string context = "function '" + function_ + "'";
-    if (!binding_.empty()) context += ", binding '" + binding_ + "'";
+    if (binding_ != nullptr) context += ", binding '" + binding_->var->name + "'";
     error_ = Status::Error(context + ": " + message);
+    if (binding_ != nullptr && binding_->location) error_ = std::move(error_).WithLocation(*binding_->location);
   }
 
   void DefineVar(const Var& var, const char* what) {
@@ -221,7 +222,7 @@ class WellFormedChecker : public ExprVisitor {
   const ir::IRModule& module_;
   const WellFormedOptions& options_;
   std::string function_;
-  std::string binding_;
+  const Binding* binding_ = nullptr;  // the binding being checked; null outside bindings
   Status error_;
   std::set<const VarNode*> vars_;          // in scope
   std::set<const VarNode*> defined_once_;  // ever defined in this function

@@ -54,7 +54,7 @@ StatusOr<Backend> GetBackend(const std::string& name) {
   if (it != Registry().end()) return it->second;
   std::string known;
   for (const auto& [n, b] : Registry()) known += (known.empty() ? "" : ", ") + n;
-  return Status(ErrorStatus() << "unknown BYOC backend '" << name << "' (registered: " << (known.empty() ? "none" : known)
+  return Status(ErrorStatus(StatusCode::kNotFound) << "unknown BYOC backend '" << name << "' (registered: " << (known.empty() ? "none" : known)
                               << ")");
 }
 

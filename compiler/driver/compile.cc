@@ -109,26 +109,10 @@ StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
 
 StatusOr<ir::IRModule> LoadModuleFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrorStatus() << "cannot open '" << path << "'";
+  if (!in) return ErrorStatus(StatusCode::kNotFound) << "cannot open '" << path << "'";
   std::stringstream text;
   text << in.rdbuf();
   return ir::ParseModule(text.str(), path);
-}
-
-std::optional<ir::SourceLocation> LocateError(const ir::IRModule& source, std::string_view message) {
-  constexpr std::string_view kFunction = "function '", kBinding = "', binding '";
-  size_t f = message.find(kFunction);
-  if (f == std::string_view::npos) return std::nullopt;
-  f += kFunction.size();
-  size_t b = message.find(kBinding, f);
-  if (b == std::string_view::npos) return std::nullopt;
-  size_t v = b + kBinding.size();
-  size_t end = message.find('\'', v);
-  if (end == std::string_view::npos) return std::nullopt;
-  const ir::SourceLocation* at =
-      source.BindingLocation(std::string(message.substr(f, b - f)), std::string(message.substr(v, end - v)));
-  if (at == nullptr) return std::nullopt;
-  return *at;
 }
 
 StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options) {
@@ -186,7 +170,7 @@ StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions
       if (f.kind != serialization::FunctionKindSpec::kKernel || !f.backend.empty()) continue;
       auto it = kernels.symbols.find(f.symbol);
       if (it == kernels.symbols.end()) {
-        return ErrorStatus() << "internal: no compiled kernel for tensor program '" << f.symbol << "'";
+        return ErrorStatus(StatusCode::kInternal) << "internal: no compiled kernel for tensor program '" << f.symbol << "'";
       }
       f.symbol = it->second;
       f.module_index = 0;

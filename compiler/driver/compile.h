@@ -53,11 +53,6 @@ StatusOr<ir::IRModule> LoadModuleFile(const std::string& path);
 // Lowers `module` and returns the executable file's bytes.
 StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options);
 
-// Where in `source` (as parsed) an error of the pipeline happened: errors of the
-// graph-level passes name "function 'F', binding 'B'", and the parser recorded
-// where each binding was written. nullopt when the message names no binding.
-std::optional<ir::SourceLocation> LocateError(const ir::IRModule& source, std::string_view message);
-
 // Runs the (extended) pipeline only, returning the lowered module.
 StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options);
 

@@ -15,6 +15,7 @@
 
 #include "compiler/ir/attrs.h"
 #include "compiler/ir/struct_info.h"
+#include "support/source_location.h"
 
 namespace strata::graph {
 
@@ -174,6 +175,9 @@ struct Binding {
   Var var;
   Expr value;
   StructInfo pattern;  // match_cast only: the struct info asserted and bound at run time
+  // Where the user wrote it (null when a pass made it from nothing). Shared:
+  // every binding a pass derives from this one points at the same location.
+  std::shared_ptr<const SourceLocation> location;
 };
 
 struct BindingBlock {

@@ -45,15 +45,6 @@ tir::PrimFunc IRModule::GetPrimFunc(const std::string& name) const {
   return prim_func ? *prim_func : nullptr;
 }
 
-void IRModule::SetBindingLocation(const std::string& function, const std::string& var, SourceLocation location) {
-  binding_locations_.emplace(std::make_pair(function, var), std::move(location));
-}
-
-const SourceLocation* IRModule::BindingLocation(const std::string& function, const std::string& var) const {
-  auto it = binding_locations_.find({function, var});
-  return it == binding_locations_.end() ? nullptr : &it->second;
-}
-
 }  // namespace strata::ir
 
 namespace strata::ir {

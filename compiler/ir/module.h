@@ -18,13 +18,6 @@ namespace strata::ir {
 
 using BaseFunc = std::variant<graph::Function, tir::PrimFunc>;
 
-// Where a binding was written in the text the module was parsed from.
-struct SourceLocation {
-  std::string file;
-  int line = 0;
-  int col = 0;
-};
-
 // Code that a BYOC backend generated for offloaded functions (RunCodegen). It
 // travels through the pipeline with the module and into the executable, beside
 // the compiled tensor programs. Graph code reaches its functions with
@@ -66,18 +59,11 @@ class IRModule {
   Attrs& attrs() { return attrs_; }
   const Attrs& attrs() const { return attrs_; }
 
-  // Source locations of bindings by (graph function, variable name), recorded by
-  // the parser (the first binding of a name wins). Passes carry them along with
-  // the module, so an error naming a function and a binding can point at the text.
-  void SetBindingLocation(const std::string& function, const std::string& var, SourceLocation location);
-  const SourceLocation* BindingLocation(const std::string& function, const std::string& var) const;
-
  private:
   std::vector<std::pair<std::string, BaseFunc>> functions_;
   std::map<std::string, size_t> index_;
   Attrs attrs_;
   std::vector<ExternalModule> external_modules_;
-  std::map<std::pair<std::string, std::string>, SourceLocation> binding_locations_;
 };
 
 }  // namespace strata::ir

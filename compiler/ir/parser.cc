@@ -293,8 +293,6 @@ class Parser {
   std::vector<std::map<std::string, graph::Var>> graph_scopes_;
   std::vector<GlobalRef> refs_;
   // The graph function being parsed, and where each of its bindings was written.
-  std::string current_function_;
-  std::vector<std::pair<std::pair<std::string, std::string>, std::pair<int, int>>> binding_locations_;
   // Scalar parameters of the prim_func being read, seen ahead, so that a shape
   // naming one before its declaration gets the parameter's dtype.
   std::map<std::string, DataType> scalar_params_ahead_;
@@ -326,13 +324,9 @@ StatusOr<IRModule> Parser::Run() {
       STRATA_ASSIGN_OR_RETURN(tir::PrimFunc func, ParsePrimFuncRest());
       module.Add(name.text, func);
     } else {
-      current_function_ = name.text;
       STRATA_ASSIGN_OR_RETURN(graph::Function func, ParseGraphFuncRest());
       module.Add(name.text, func);
     }
-  }
-  for (const auto& [key, at] : binding_locations_) {
-    module.SetBindingLocation(key.first, key.second, SourceLocation{filename_, at.first, at.second});
   }
   for (const GlobalRef& ref : refs_) {
     const BaseFunc* func = module.Lookup(ref.name);
@@ -1344,7 +1338,7 @@ StatusOr<graph::BindingBlock> Parser::ParseDataflowBlock() {
 
 StatusOr<graph::Binding> Parser::ParseBinding(bool in_dataflow, const std::set<std::string>& outputs) {
   STRATA_ASSIGN_OR_RETURN(Token name, ParseName("a variable name"));
-  binding_locations_.push_back({{current_function_, name.text}, {name.line, name.col}});
+  auto location = std::make_shared<const SourceLocation>(SourceLocation{filename_, name.line, name.col, ""});
   StructInfo annotation;
   if (TryPunct(":")) {
     STRATA_ASSIGN_OR_RETURN(annotation, ParseStructInfo());
@@ -1353,6 +1347,7 @@ StatusOr<graph::Binding> Parser::ParseBinding(bool in_dataflow, const std::set<s
     STRATA_RETURN_IF_ERROR(Expect("=", "after the variable name"));
   }
   graph::Binding binding;
+  binding.location = std::move(location);
   const Token head = Peek();
   if ((head.IsIdent("match_cast") || head.IsIdent("match_shape")) && PeekCallParen()) {
     Next();

@@ -90,6 +90,7 @@ void BindParamSymbols(const StructInfo& param, const StructInfo& arg, std::map<c
 std::vector<Var> Normalizer::BeginFunction(const std::string& name, const Function& func) {
   function_name_ = name;
   binding_name_.clear();
+  binding_location_ = nullptr;
   error_ = Status::Ok();
   defined_symbols_.clear();
   var_remap_.clear();
@@ -117,6 +118,7 @@ std::vector<Var> Normalizer::BeginFunction(const std::string& name, const Functi
 StatusOr<Function> Normalizer::FinishFunction(const Function& func, std::vector<Var> params, Expr body) {
   if (failed()) return error_;
   binding_name_.clear();
+  binding_location_ = nullptr;
   StructInfo body_sinfo = OrObject(body->struct_info);
   StructInfo ret = func->ret_struct_info;
   if (!ret.defined()) {
@@ -145,6 +147,7 @@ void Normalizer::Fail(const std::string& message) {
   std::string context = "function '" + function_name_ + "'";
   if (!binding_name_.empty()) context += ", binding '" + binding_name_ + "'";
   error_ = Status::Error(context + ": " + message);
+  if (binding_location_) error_ = std::move(error_).WithLocation(*binding_location_);
 }
 
 void Normalizer::DefineSymbols(const StructInfo& sinfo) {
@@ -168,6 +171,7 @@ void Normalizer::MutateBindingBlock(const BindingBlock& block, std::vector<Bindi
 void Normalizer::MutateBinding(const Binding& binding, std::vector<Binding>* out) {
   emit_target_ = out;
   binding_name_ = binding.var->name;
+  binding_location_ = binding.location;
   if (failed()) {
     out->push_back(binding);
     return;
@@ -182,6 +186,7 @@ void Normalizer::EmitBinding(const Binding& original, const Expr& value) {
   Binding result;
   result.kind = original.kind;
   result.value = value;
+  result.location = original.location;
   StructInfo sinfo = OrObject(value->struct_info);
   if (original.kind == BindingKind::kMatchCast) {
     StructInfo pattern = analysis::SimplifyStructInfo(original.pattern);
@@ -216,6 +221,7 @@ Var Normalizer::Emit(const std::string& name_hint, const Expr& value) {
   Binding binding;
   binding.var = var;
   binding.value = annotated;
+  binding.location = binding_location_;  // made while rewriting that binding
   emit_target_->push_back(std::move(binding));
   return var;
 }
@@ -277,6 +283,7 @@ Expr Normalizer::MutateSeqExpr(const Expr& self, const SeqExprNode* op) {
   std::vector<Binding>* saved_target = emit_target_;
   bool saved_dataflow = in_dataflow_;
   std::string saved_binding = binding_name_;
+  std::shared_ptr<const SourceLocation> saved_location = binding_location_;
 
   std::vector<BindingBlock> blocks;
   for (const BindingBlock& block : op->blocks) MutateBindingBlock(block, &blocks);
@@ -285,12 +292,14 @@ Expr Normalizer::MutateSeqExpr(const Expr& self, const SeqExprNode* op) {
   in_dataflow_ = false;
   emit_target_ = &tail.bindings;
   binding_name_ = saved_binding;
+  binding_location_ = saved_location;
   Expr body = MutateExpr(op->body);
   if (!tail.bindings.empty()) blocks.push_back(std::move(tail));
 
   emit_target_ = saved_target;
   in_dataflow_ = saved_dataflow;
   binding_name_ = saved_binding;
+  binding_location_ = saved_location;
   return Annotate(SeqExprNode::make(std::move(blocks), std::move(body)));
 }
 

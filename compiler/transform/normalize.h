@@ -99,6 +99,8 @@ class Normalizer : public ExprMutator {
   const ir::IRModule* module_;
   std::string function_name_;
   std::string binding_name_;
+  // Where the binding being rewritten was written; errors and emitted bindings carry it.
+  std::shared_ptr<const SourceLocation> binding_location_;
   std::vector<Binding>* emit_target_ = nullptr;
   bool in_dataflow_ = false;
   std::set<const tir::VarNode*> defined_symbols_;

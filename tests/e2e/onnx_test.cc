@@ -188,6 +188,7 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
   ASSERT_FALSE(unsupported.ok());
   EXPECT_EQ(unsupported.status().message(),
             "m.onnx: node 'the_node' (Mod, opset 17): operator Mod is not supported by Strata's ONNX importer");
+  EXPECT_EQ(unsupported.status().code(), StatusCode::kUnimplemented);
   auto domain = frontend::ImportOnnxBytes(OneNodeModel("Relu", 17, "com.microsoft"), "m.onnx");
   ASSERT_FALSE(domain.ok());
   EXPECT_EQ(domain.status().message(),
@@ -208,6 +209,7 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
             "m.onnx: --dynamic batch=1..64: the model has no dynamic dimension named 'batch'");
   auto missing = frontend::ImportOnnxFile("/nonexistent/model.onnx");
   EXPECT_EQ(missing.status().message(), "cannot open '/nonexistent/model.onnx'");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
 TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {

@@ -56,5 +56,22 @@ TEST(StatusTest, EveryCodeHasADistinctName) {
   EXPECT_EQ(StatusCodeName(StatusCode::kDataLoss), "DATA_LOSS");
 }
 
+TEST(StatusTest, TheInnermostLocationWinsAndSurvivesContext) {
+  SourceLocation inner{"model.sir", 3, 5, ""};
+  SourceLocation outer{"model.sir", 1, 1, ""};
+  Status error = Status::Error("bad").WithLocation(inner).WithLocation(outer).WithContext("LegalizeOps: ");
+  ASSERT_NE(error.location(), nullptr);
+  EXPECT_EQ(error.location()->Text(), "model.sir:3:5");
+  EXPECT_EQ(error.message(), "LegalizeOps: bad");
+  EXPECT_EQ(Status::Error("no location").location(), nullptr);
+  EXPECT_EQ(Status::Ok().WithLocation(inner).location(), nullptr);
+}
+
+TEST(SourceLocationTest, TextNamesTheLineOrTheModelNode) {
+  EXPECT_EQ((SourceLocation{"a.sir", 12, 7, ""}).Text(), "a.sir:12:7");
+  EXPECT_EQ((SourceLocation{"m.onnx", 0, 0, "/Slice"}).Text(), "m.onnx (node '/Slice')");
+  EXPECT_FALSE(SourceLocation{}.known());
+}
+
 }  // namespace
 }  // namespace strata

@@ -261,8 +261,9 @@ class FunctionEmitter {
   void Fail(const std::string& message) {
     if (!error_.ok()) return;
     std::string context = "function '" + name_ + "'";
-    if (!binding_.empty()) context += ", binding '" + binding_ + "'";
+    if (binding_ != nullptr) context += ", binding '" + binding_->var->name + "'";
     error_ = Status::Error("VM codegen: " + context + ": " + message);
+    if (binding_ != nullptr && binding_->location) error_ = std::move(error_).WithLocation(*binding_->location);
   }
 
   void Append(std::initializer_list<int64_t> words) { code_.insert(code_.end(), words); }
@@ -449,10 +450,10 @@ class FunctionEmitter {
   }
 
   int64_t EmitSeq(const SeqExprNode* op) {
-    std::string saved = binding_;
+    const Binding* saved = binding_;
     for (const BindingBlock& block : op->blocks) {
       for (const Binding& binding : block.bindings) {
-        binding_ = binding.var->name;
+        binding_ = &binding;
         // A call whose result nobody reads (the `_ = check(...)` bindings) writes no register.
         bool discard = !used_.count(binding.var.get()) && binding.value.as<CallNode>();
         // Var-to-var bindings and match_cast (already checked by VMShapeLower) alias.
@@ -465,7 +466,7 @@ class FunctionEmitter {
 
   ModuleContext* ctx_;
   std::string name_;
-  std::string binding_;
+  const Binding* binding_ = nullptr;  // the binding being emitted; null outside bindings
   Status error_;
   std::set<const VarNode*> used_;
   std::map<const VarNode*, int64_t> vars_;  // variable -> operand word

@@ -86,7 +86,7 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
       std::string problems;
       llvm::raw_string_ostream stream(problems);
       if (llvm::verifyFunction(fn, &stream)) {
-        return Status(ErrorStatus() << "internal error: invalid LLVM IR for tensor program '" << name << "' (function "
+        return Status(ErrorStatus(StatusCode::kInternal) << "internal error: invalid LLVM IR for tensor program '" << name << "' (function "
                                     << fn.getName().str() << "): " << stream.str());
       }
     }
@@ -96,7 +96,7 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
     std::string problems;
     llvm::raw_string_ostream stream(problems);
     if (llvm::verifyModule(module, &stream)) {
-      return Status(ErrorStatus() << "internal error: invalid LLVM module: " << stream.str());
+      return Status(ErrorStatus(StatusCode::kInternal) << "internal error: invalid LLVM module: " << stream.str());
     }
   }
 

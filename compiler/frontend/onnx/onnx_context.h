@@ -64,8 +64,10 @@ class NodeContext {
   std::vector<int64_t> IntsAttr(const std::string& name) const;
   const onnx::TensorProto* TensorAttr(const std::string& name) const;
 
-  // "node 'Conv_3' (Conv, opset 17): <message>"
-  Status Error(const std::string& message) const;
+  // "node 'Conv_3' (Conv, opset 17): <message>"; a valid model Strata cannot
+  // import yet is kUnimplemented, a malformed one kInvalidArgument.
+  Status Error(const std::string& message, StatusCode code = StatusCode::kInvalidArgument) const;
+  Status Unsupported(const std::string& message) const { return Error(message, StatusCode::kUnimplemented); }
 
   std::vector<OnnxValue> outputs;
 

@@ -29,7 +29,9 @@ std::string Identifier(const std::string& name, const std::string& fallback) {
 
 class Importer : public ImportContext {
  public:
-  Importer(const onnx::ModelProto& model, const OnnxImportOptions& options) : model_(model), options_(options) {}
+  // `file` names the model in source locations.
+  Importer(const onnx::ModelProto& model, const OnnxImportOptions& options, std::string file)
+      : model_(model), options_(options), file_(std::move(file)) {}
 
   StatusOr<ir::IRModule> Run() {
     STRATA_RETURN_IF_ERROR(ReadOpset());
@@ -82,20 +84,20 @@ class Importer : public ImportContext {
   StatusOr<Expr> Call(const std::string& op, std::vector<Expr> args, ir::Attrs attrs,
                       const std::string& name_hint) override {
     const op::OpDef* def = op::FindOp(op);
-    if (def == nullptr) return ErrorStatus() << "internal: no Strata operator '" << op << "'";
+    if (def == nullptr) return ErrorStatus(StatusCode::kInternal) << "internal: no Strata operator '" << op << "'";
     Expr call = graph::CallNode::make(graph::OpNode::Get(op), std::move(args), std::move(attrs));
     const auto* call_node = call.as<graph::CallNode>();
     STRATA_RETURN_IF_ERROR(op::CheckOpCall(*def, *call_node));
     STRATA_ASSIGN_OR_RETURN(graph::StructInfo sinfo, def->infer(op::OpCall(*def, *call_node)));
     graph::Var var(names_.Fresh(Identifier(name_hint, "v")), analysis::SimplifyStructInfo(sinfo));
-    bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, call, {}});
+    bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, call, {}, node_location_});
     return Expr(var);
   }
 
   StatusOr<Expr> Bind(Expr value, const std::string& name_hint) override {
-    if (!value->struct_info.defined()) return ErrorStatus() << "internal: binding a value without struct info";
+    if (!value->struct_info.defined()) return ErrorStatus(StatusCode::kInternal) << "internal: binding a value without struct info";
     graph::Var var(names_.Fresh(Identifier(name_hint, "v")), value->struct_info);
-    bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, value, {}});
+    bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, value, {}, node_location_});
     return Expr(var);
   }
 
@@ -113,7 +115,7 @@ class Importer : public ImportContext {
       if (set.domain().empty() || set.domain() == "ai.onnx") opset_ = set.version();
     }
     if (opset_ < kMinOpset || opset_ > kMaxOpset) {
-      return ErrorStatus() << "the model uses ONNX opset " << opset_ << "; Strata imports opsets " << kMinOpset
+      return ErrorStatus(StatusCode::kUnimplemented) << "the model uses ONNX opset " << opset_ << "; Strata imports opsets " << kMinOpset
                            << " to " << kMaxOpset << " (re-export with opset_version in that range)";
     }
     return Status::Ok();
@@ -169,18 +171,20 @@ class Importer : public ImportContext {
 
   Status ConvertNode(const onnx::NodeProto& node, int index) {
     const std::string label = node.name().empty() ? "#" + std::to_string(index) : node.name();
-    auto fail = [&](const std::string& message) -> Status {
-      return ErrorStatus() << "node '" << label << "' (" << node.op_type() << ", opset " << opset_ << "): " << message;
+    auto fail = [&](const std::string& message, StatusCode code = StatusCode::kInvalidArgument) -> Status {
+      return ErrorStatus(code) << "node '" << label << "' (" << node.op_type() << ", opset " << opset_ << "): " << message;
     };
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
-      return fail("operators of domain '" + node.domain() + "' are not supported");
+      return fail("operators of domain '" + node.domain() + "' are not supported", StatusCode::kUnimplemented);
     }
     const OpConverter* converter = FindConverter(node.op_type());
-    if (converter == nullptr) return fail("operator " + node.op_type() + " is not supported by Strata's ONNX importer");
+    if (converter == nullptr) {
+      return fail("operator " + node.op_type() + " is not supported by Strata's ONNX importer", StatusCode::kUnimplemented);
+    }
     for (const onnx::AttributeProto& attr : node.attribute()) {
       const auto& known = converter->attributes;
       if (std::find(known.begin(), known.end(), attr.name()) == known.end()) {
-        return fail("attribute '" + attr.name() + "' is not supported");
+        return fail("attribute '" + attr.name() + "' is not supported", StatusCode::kUnimplemented);
       }
     }
     std::vector<const OnnxValue*> inputs;
@@ -195,12 +199,13 @@ class Importer : public ImportContext {
     }
     NodeContext ctx(node, opset_, std::move(inputs), *this);
     current_label_ = label;
+    node_location_ = std::make_shared<const SourceLocation>(SourceLocation{file_, 0, 0, label});
     Status converted = converter->convert(ctx);
     if (!converted.ok()) {
       // Converter errors already name the node; operator inference errors do not.
       const std::string& message = converted.message();
       if (message.rfind("node '", 0) == 0) return converted;
-      return fail(message);
+      return fail(message, converted.code());
     }
     if (ctx.outputs.size() < static_cast<size_t>(node.output_size())) {
       // Optional trailing outputs (Dropout's mask) that nothing may read.
@@ -224,6 +229,9 @@ class Importer : public ImportContext {
   std::vector<graph::Binding> bindings_;
   analysis::NameSupply names_;
   std::string current_label_;
+  std::string file_;
+  // The node being converted: every binding made for it points here.
+  std::shared_ptr<const SourceLocation> node_location_;
 };
 
 }  // namespace
@@ -232,14 +240,14 @@ StatusOr<ir::IRModule> ImportOnnxBytes(const std::string& bytes, const std::stri
                                        const OnnxImportOptions& options) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) return ErrorStatus() << name << ": not a valid ONNX model (protobuf parse failed)";
-  StatusOr<ir::IRModule> module = Importer(model, options).Run();
+  StatusOr<ir::IRModule> module = Importer(model, options, name).Run();
   if (!module.ok()) return Status(module.status()).WithContext(name + ": ");
   return module;
 }
 
 StatusOr<ir::IRModule> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrorStatus() << "cannot open '" << path << "'";
+  if (!in) return ErrorStatus(StatusCode::kNotFound) << "cannot open '" << path << "'";
   std::stringstream bytes;
   bytes << in.rdbuf();
   return ImportOnnxBytes(bytes.str(), path, options);

@@ -262,7 +262,7 @@ Status Conv(NodeContext& n) {
 Converter Pool(const std::string& op) {
   return [op](NodeContext& n) -> Status {
     STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
-    if (n.node().output_size() > 1 && !n.node().output(1).empty()) return n.Error("the Indices output is not supported");
+    if (n.node().output_size() > 1 && !n.node().output(1).empty()) return n.Unsupported("the Indices output is not supported");
     STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
     ir::Attrs attrs = WindowAttrs(n);
     attrs["pool_size"] = n.IntsAttr("kernel_shape");
@@ -277,7 +277,7 @@ Converter Pool(const std::string& op) {
 }
 
 Status BatchNorm(NodeContext& n) {
-  if (n.IntAttr("training_mode", 0) != 0) return n.Error("training_mode=1 is not supported (inference only)");
+  if (n.IntAttr("training_mode", 0) != 0) return n.Unsupported("training_mode=1 is not supported (inference only)");
   std::vector<Expr> args;
   for (size_t i = 0; i < 5; ++i) {
     STRATA_ASSIGN_OR_RETURN(Expr e, n.InputExpr(i));
@@ -289,7 +289,7 @@ Status BatchNorm(NodeContext& n) {
 Status LayerNorm(NodeContext& n) {
   if (n.node().output_size() > 1) {
     for (int i = 1; i < n.node().output_size(); ++i) {
-      if (!n.node().output(i).empty()) return n.Error("the Mean and InvStdDev outputs are not supported");
+      if (!n.node().output(i).empty()) return n.Unsupported("the Mean and InvStdDev outputs are not supported");
     }
   }
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
@@ -298,7 +298,7 @@ Status LayerNorm(NodeContext& n) {
   if (n.input(2)) {
     STRATA_ASSIGN_OR_RETURN(beta, n.InputExpr(2));
   } else {
-    return n.Error("LayerNormalization without a bias input is not supported");
+    return n.Unsupported("LayerNormalization without a bias input is not supported");
   }
   return Emit(n, "layer_norm", {x, gamma, beta},
               {{"axis", n.IntAttr("axis", -1)}, {"epsilon", static_cast<double>(n.FloatAttr("epsilon", 1e-5f))}});
@@ -375,7 +375,7 @@ Status Reshape(NodeContext& n) {
   if (!shape) return n.Error("the target shape must be known at compile time (constant or computed from shapes)");
   if (n.IntAttr("allowzero", 0) != 0) {
     for (const PrimExpr& d : *shape) {
-      if (arith::AsConstant(d) == 0) return n.Error("allowzero=1 with a 0 in the shape is not supported");
+      if (arith::AsConstant(d) == 0) return n.Unsupported("allowzero=1 with a 0 in the shape is not supported");
     }
   }
   return Emit(n, "reshape", {x, ShapeArg(*shape)});

@@ -57,7 +57,7 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
     count *= d;
   }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    return ErrorStatus() << "external tensor data is not supported (save the model with the weights inside)";
+    return ErrorStatus(StatusCode::kUnimplemented) << "external tensor data is not supported (save the model with the weights inside)";
   }
   const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(tensor->dtype.bytes());
   // The data must be there before anything is allocated for it.
@@ -109,7 +109,7 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
         STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), uint8_t{}));
         break;
       default:
-        return ErrorStatus() << "typed data of element type " << proto.data_type() << " is not supported";
+        return ErrorStatus(StatusCode::kUnimplemented) << "typed data of element type " << proto.data_type() << " is not supported";
     }
   }
   return std::shared_ptr<const graph::HostTensor>(std::move(tensor));
@@ -160,9 +160,9 @@ std::shared_ptr<const graph::HostTensor> MakeScalarTensor(DataType dtype, double
 
 // ---- NodeContext ------------------------------------------------------------
 
-Status NodeContext::Error(const std::string& message) const {
+Status NodeContext::Error(const std::string& message, StatusCode code) const {
   const std::string label = node_.name().empty() ? std::string("(unnamed)") : node_.name();
-  return ErrorStatus() << "node '" << label << "' (" << node_.op_type() << ", opset " << opset_ << "): " << message;
+  return ErrorStatus(code) << "node '" << label << "' (" << node_.op_type() << ", opset " << opset_ << "): " << message;
 }
 
 StatusOr<const OnnxValue*> NodeContext::Required(size_t i) const {
