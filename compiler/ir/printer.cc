@@ -117,24 +117,11 @@ std::string GlobalName(const std::string& name) { return "@" + (IsPlainGlobalNam
 
 std::string AttrKey(const std::string& key) { return IsPlainName(key) ? key : QuoteString(key); }
 
-std::string AttrValueText(const AttrValue& value) {
-  if (const bool* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
-  if (const int64_t* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
-  if (const double* d = std::get_if<double>(&value)) return FormatDouble(*d);
-  if (const std::string* s = std::get_if<std::string>(&value)) return QuoteString(*s);
-  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
-    std::string out = "[";
-    for (size_t i = 0; i < list->size(); ++i) out += (i ? ", " : "") + std::to_string((*list)[i]);
-    return out + "]";
-  }
-  return std::get<DataType>(value).ToString();
-}
-
 std::string AttrBlock(const Attrs& attrs) {
   std::string out = "{";
   bool first = true;
   for (const auto& [key, value] : attrs) {
-    out += (first ? "" : ", ") + AttrKey(key) + " = " + AttrValueText(value);
+    out += (first ? "" : ", ") + AttrKey(key) + " = " + PrintAttrValue(value);
     first = false;
   }
   return out + "}";
@@ -491,7 +478,7 @@ class Printer {
   std::string Kwargs(const Attrs& attrs, bool leading_comma) {
     std::string out;
     for (const auto& [key, value] : attrs) {
-      out += (leading_comma ? ", " : "") + AttrKey(key) + "=" + AttrValueText(value);
+      out += (leading_comma ? ", " : "") + AttrKey(key) + "=" + PrintAttrValue(value);
       leading_comma = true;
     }
     return out;
@@ -646,5 +633,26 @@ std::string PrintPrimExpr(const tir::PrimExpr& expr) { return Printer(false).Pri
 std::string PrintStructInfo(const graph::StructInfo& sinfo) { return Printer(false).SInfo(sinfo); }
 
 std::string PrintGraphExpr(const graph::Expr& expr) { return Printer(false).Value(expr, 0); }
+
+std::string PrintAttrValue(const AttrValue& value) {
+  if (const bool* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const int64_t* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(&value)) return FormatDouble(*d);
+  if (const std::string* s = std::get_if<std::string>(&value)) return QuoteString(*s);
+  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) return PrintInts(*list);
+  return std::get<DataType>(value).ToString();
+}
+
+std::string PrintInts(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+std::string PrintShape(const std::vector<tir::PrimExpr>& dims) {
+  std::string out = "(";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + PrintPrimExpr(dims[i]);
+  return out + (dims.size() == 1 ? ",)" : ")");
+}
 
 }  // namespace strata::ir

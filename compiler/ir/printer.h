@@ -37,5 +37,11 @@ std::string PrintPrimFunc(const std::string& name, const tir::PrimFunc& func);
 std::string PrintPrimExpr(const tir::PrimExpr& expr);
 std::string PrintStructInfo(const graph::StructInfo& sinfo);
 std::string PrintGraphExpr(const graph::Expr& expr);
+// An attribute value as the text IR writes it: true, 3, 0.5, "same", [1, 2], f32.
+std::string PrintAttrValue(const AttrValue& value);
+// [1, 2, 3]: integer lists in attributes and messages.
+std::string PrintInts(const std::vector<int64_t>& values);
+// (n, 4) / (n,): a shape's dimensions as struct info prints them.
+std::string PrintShape(const std::vector<tir::PrimExpr>& dims);
 
 }  // namespace strata::ir

@@ -26,19 +26,6 @@ bool SameDouble(double x, double y) {
   return std::memcmp(&x, &y, sizeof(x)) == 0;
 }
 
-std::string AttrText(const AttrValue& value) {
-  if (const bool* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
-  if (const int64_t* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
-  if (const double* d = std::get_if<double>(&value)) return FormatDouble(*d);
-  if (const std::string* s = std::get_if<std::string>(&value)) return "\"" + *s + "\"";
-  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
-    std::string out = "[";
-    for (size_t i = 0; i < list->size(); ++i) out += (i ? ", " : "") + std::to_string((*list)[i]);
-    return out + "]";
-  }
-  return std::get<DataType>(value).ToString();
-}
-
 bool SameAttrValue(const AttrValue& a, const AttrValue& b) {
   if (a.index() != b.index()) return false;
   if (const double* d = std::get_if<double>(&a)) return SameDouble(*d, std::get<double>(b));
@@ -364,13 +351,13 @@ class Comparer {
     auto ib = b.begin();
     while (ia != a.end() || ib != b.end()) {
       if (ib == b.end() || (ia != a.end() && ia->first < ib->first)) {
-        return Fail("attr '" + ia->first + "': " + AttrText(ia->second) + " vs missing");
+        return Fail("attr '" + ia->first + "': " + PrintAttrValue(ia->second) + " vs missing");
       }
       if (ia == a.end() || ib->first < ia->first) {
-        return Fail("attr '" + ib->first + "': missing vs " + AttrText(ib->second));
+        return Fail("attr '" + ib->first + "': missing vs " + PrintAttrValue(ib->second));
       }
       if (!SameAttrValue(ia->second, ib->second)) {
-        return Fail("attr '" + ia->first + "': " + AttrText(ia->second) + " vs " + AttrText(ib->second));
+        return Fail("attr '" + ia->first + "': " + PrintAttrValue(ia->second) + " vs " + PrintAttrValue(ib->second));
       }
       ++ia;
       ++ib;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/ir/printer.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
@@ -23,18 +24,6 @@ using analysis::DimText;
 using tir::PrimExprKind;
 
 // ---- shared helpers ------------------------------------------------------------
-
-std::string ShapeText(const std::vector<PrimExpr>& dims) {
-  std::string text = "(";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + DimText(dims[i]);
-  return text + (dims.size() == 1 ? ",)" : ")");
-}
-
-std::string IntsText(const std::vector<int64_t>& values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
 
 PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
 PrimExpr Eq(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kEQ, a, b); }
@@ -203,8 +192,8 @@ tir::Stmt CheckedRowMajorCopy(KernelBuilder& b, const tir::Buffer& in, const tir
   const PrimExpr in_count = Product(in->shape), out_count = Product(out->shape);
   if (!arith::ProveEqual(in_count, out_count)) {
     checks.push_back(tir::AssertStmtNode::make(
-        Eq(in_count, out_count), "argument 'x' of shape " + ShapeText(in->shape) + " has " + DimText(in_count) +
-                                     " elements, the result of shape " + ShapeText(out->shape) + " has " +
+        Eq(in_count, out_count), "argument 'x' of shape " + ir::PrintShape(in->shape) + " has " + DimText(in_count) +
+                                     " elements, the result of shape " + ir::PrintShape(out->shape) + " has " +
                                      DimText(out_count)));
   }
   return tir::SeqStmtNode::make(Checks(std::move(checks), RowMajorCopy(b, in, out)));
@@ -247,7 +236,7 @@ StatusOr<StructInfo> InferReshape(const OpCall& call) {
   int ndim = 0;
   STRATA_ASSIGN_OR_RETURN(std::optional<std::vector<PrimExpr>> target, ShapeDims(call, 1, &ndim));
   if (!target) return TensorStructInfoNode::make_ndim(ndim, x->dtype);
-  const std::string target_text = ShapeText(*target);
+  const std::string target_text = ir::PrintShape(*target);
   std::vector<std::optional<PrimExpr>> dims;
   std::optional<size_t> inferred;
   for (size_t k = 0; k < target->size(); ++k) {
@@ -345,7 +334,7 @@ StatusOr<std::vector<int64_t>> Permutation(const OpCall& call, int64_t ndim) {
   }
   const std::vector<int64_t> axes = call.IntsAttr("axes");
   if (static_cast<int64_t>(axes.size()) != ndim) {
-    return ErrorStatus() << call.name() << ": attribute 'axes' " << IntsText(axes) << " must list each of the "
+    return ErrorStatus() << call.name() << ": attribute 'axes' " << ir::PrintInts(axes) << " must list each of the "
                          << ndim << " axes of " << ArgText(call, 0) << " once";
   }
   return DistinctAxes(call, "axes", axes, ndim);
@@ -556,7 +545,7 @@ StatusOr<std::vector<PrimExpr>> SplitExtents(const OpCall& call, const PrimExpr&
     int64_t previous = 0;
     for (int64_t index : values) {
       if (index < previous) {
-        return ErrorStatus() << call.name() << ": indices_or_sections " << IntsText(values)
+        return ErrorStatus() << call.name() << ": indices_or_sections " << ir::PrintInts(values)
                              << " must be non-negative and in increasing order";
       }
       extents.push_back(index - previous);
@@ -564,13 +553,13 @@ StatusOr<std::vector<PrimExpr>> SplitExtents(const OpCall& call, const PrimExpr&
     }
     if (c && previous > *c) {
       return ErrorStatus() << call.name() << ": cannot split " << ArgText(call, 0) << " at indices "
-                           << IntsText(values) << " along axis " << axis << " (its extent is " << *c << ")";
+                           << ir::PrintInts(values) << " along axis " << axis << " (its extent is " << *c << ")";
     }
     extents.push_back(SimplifyDim(dim - previous));
   }
   if (extents.size() < 2) {
     return ErrorStatus() << call.name() << ": indices_or_sections "
-                         << (sections ? std::to_string(values[0]) : IntsText(values))
+                         << (sections ? std::to_string(values[0]) : ir::PrintInts(values))
                          << " gives one part; split needs at least two";
   }
   return extents;
@@ -681,12 +670,12 @@ StatusOr<SliceSpec> SliceAttrs(const OpCall& call, int64_t ndim) {
     for (size_t k = 0; k < n; ++k) axes.push_back(static_cast<int64_t>(k));
   }
   if (spec.end.size() != n || spec.strides.size() != n || axes.size() != n) {
-    return ErrorStatus() << call.name() << ": begin " << IntsText(spec.begin) << ", end " << IntsText(spec.end)
-                         << ", strides " << IntsText(spec.strides) << " and axes " << IntsText(axes)
+    return ErrorStatus() << call.name() << ": begin " << ir::PrintInts(spec.begin) << ", end " << ir::PrintInts(spec.end)
+                         << ", strides " << ir::PrintInts(spec.strides) << " and axes " << ir::PrintInts(axes)
                          << " must have the same length";
   }
   for (int64_t s : spec.strides) {
-    if (s == 0) return ErrorStatus() << call.name() << ": strides " << IntsText(spec.strides) << " contain 0";
+    if (s == 0) return ErrorStatus() << call.name() << ": strides " << ir::PrintInts(spec.strides) << " contain 0";
   }
   if (ndim >= 0) {
     STRATA_ASSIGN_OR_RETURN(spec.axes, DistinctAxes(call, "axes", axes, ndim));
@@ -907,7 +896,7 @@ StatusOr<StructInfo> InferBroadcastTo(const OpCall& call) {
       std::optional<int64_t> c = arith::AsConstant((*x->shape)[d]), t = arith::AsConstant((*target)[d + offset]);
       if (c && t && *c != 1 && *c != *t) {
         return ErrorStatus() << call.name() << ": cannot broadcast " << ArgText(call, 0) << " to "
-                             << ShapeText(*target) << ": dimension " << d << " of x is " << *c << ", not 1 or "
+                             << ir::PrintShape(*target) << ": dimension " << d << " of x is " << *c << ", not 1 or "
                              << *t;
       }
     }

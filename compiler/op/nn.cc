@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/printer.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
@@ -33,29 +34,15 @@ using Index = std::vector<PrimExpr>;
 
 // ---- attributes ----------------------------------------------------------------
 
-std::string IntsText(const std::vector<int64_t>& values) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << values[i];
-  out << "]";
-  return out.str();
-}
-
-std::string ShapeText(const std::vector<PrimExpr>& dims) {
-  std::string text = "(";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + DimText(dims[i]);
-  return text + (dims.size() == 1 ? ",)" : ")");
-}
-
 // A (height, width) attribute of positive values.
 StatusOr<std::array<int64_t, 2>> PairAttr(const OpCall& call, const std::string& name) {
   const std::vector<int64_t> v = call.IntsAttr(name);
   if (v.size() != 2) {
     return ErrorStatus() << call.name() << ": attribute '" << name << "' must have 2 values (height, width), got "
-                         << IntsText(v);
+                         << ir::PrintInts(v);
   }
   if (v[0] < 1 || v[1] < 1) {
-    return ErrorStatus() << call.name() << ": attribute '" << name << "' must be positive, got " << IntsText(v);
+    return ErrorStatus() << call.name() << ": attribute '" << name << "' must be positive, got " << ir::PrintInts(v);
   }
   return std::array<int64_t, 2>{v[0], v[1]};
 }
@@ -77,10 +64,10 @@ StatusOr<Window> ReadWindow(const OpCall& call, const std::string& strides_attr)
     return ErrorStatus() << call.name()
                          << ": attribute 'padding' must have 2 values (height, width) or 4 (top, left, bottom, "
                             "right), got "
-                         << IntsText(pad);
+                         << ir::PrintInts(pad);
   }
   for (int64_t p : pad) {
-    if (p < 0) return ErrorStatus() << call.name() << ": attribute 'padding' must be non-negative, got " << IntsText(pad);
+    if (p < 0) return ErrorStatus() << call.name() << ": attribute 'padding' must be non-negative, got " << ir::PrintInts(pad);
   }
   w.padding = pad.size() == 2 ? std::array<int64_t, 4>{pad[0], pad[1], pad[0], pad[1]}
                               : std::array<int64_t, 4>{pad[0], pad[1], pad[2], pad[3]};
@@ -121,8 +108,8 @@ StatusOr<std::array<PrimExpr, 2>> WindowOutput(const OpCall& call, const std::ve
     std::optional<int64_t> value = arith::AsConstant(out[d]);
     if (value && *value < 1) {
       return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " is too small for " << window_text
-                           << " with padding " << IntsText({w.padding.begin(), w.padding.end()}) << " and dilation "
-                           << IntsText({w.dilation.begin(), w.dilation.end()}) << ": the output "
+                           << " with padding " << ir::PrintInts({w.padding.begin(), w.padding.end()}) << " and dilation "
+                           << ir::PrintInts({w.dilation.begin(), w.dilation.end()}) << ": the output "
                            << (d == 0 ? "height" : "width") << " would be " << *value;
     }
   }
@@ -174,7 +161,7 @@ StatusOr<PoolAttrs> ReadPoolAttrs(const OpCall& call) {
     const int64_t extent = a.window.dilation[d] * (a.size[d] - 1) + 1;
     if (a.window.pad_before(d) >= extent || a.window.pad_after(d) >= extent) {
       return ErrorStatus() << call.name() << ": padding "
-                           << IntsText({a.window.padding.begin(), a.window.padding.end()})
+                           << ir::PrintInts({a.window.padding.begin(), a.window.padding.end()})
                            << " must be smaller than the window (" << extent << " " << (d == 0 ? "rows" : "columns")
                            << " with dilation) on every side";
     }
@@ -190,7 +177,7 @@ StatusOr<StructInfo> InferPool(const OpCall& call) {
   if (!x->shape) return TensorStructInfoNode::make_ndim(4, x->dtype);
   const std::vector<PrimExpr>& xs = *x->shape;
   STRATA_ASSIGN_OR_RETURN(auto spatial, WindowOutput(call, xs, a.window, {a.size[0], a.size[1]}, a.ceil_mode,
-                                                     "pool_size " + IntsText({a.size[0], a.size[1]})));
+                                                     "pool_size " + ir::PrintInts({a.size[0], a.size[1]})));
   return TensorStructInfoNode::make({xs[0], xs[1], spatial[0], spatial[1]}, x->dtype);
 }
 
@@ -224,7 +211,7 @@ Status CheckParamShape(const OpCall& call, size_t i, const std::vector<PrimExpr>
   }
   if (!mismatch) return Status::Ok();
   return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must have the shape " << what << " = "
-                       << ShapeText(expected) << " of " << ArgText(call, 0);
+                       << ir::PrintShape(expected) << " of " << ArgText(call, 0);
 }
 
 // layer_norm and batch_norm: x and its parameters share one float dtype; the

@@ -17,19 +17,6 @@ DFPattern Unary(PatternKind kind, const DFPattern& operand) {
   return Make(std::move(node));
 }
 
-std::string AttrText(const ir::AttrValue& value) {
-  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
-  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&value)) return std::to_string(*d);
-  if (const auto* s = std::get_if<std::string>(&value)) return "\"" + *s + "\"";
-  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
-    std::string out = "[";
-    for (size_t i = 0; i < list->size(); ++i) out += (i ? ", " : "") + std::to_string((*list)[i]);
-    return out + "]";
-  }
-  return std::get<DataType>(value).ToString();
-}
-
 std::string ArgsText(const std::optional<std::vector<DFPattern>>& args) {
   if (!args) return "...";
   std::string out;
@@ -114,7 +101,7 @@ std::string DFPattern::ToString() const {
       return n.lhs.ToString() + ".shape(" + dims + ")";
     }
     case PatternKind::kRank: return n.lhs.ToString() + ".rank(" + std::to_string(n.rank) + ")";
-    case PatternKind::kAttr: return n.lhs.ToString() + ".attr(" + n.attr_key + " = " + AttrText(n.attr_value) + ")";
+    case PatternKind::kAttr: return n.lhs.ToString() + ".attr(" + n.attr_key + " = " + ir::PrintAttrValue(n.attr_value) + ")";
     case PatternKind::kPredicate: return n.lhs.ToString() + ".where(" + n.name + ")";
   }
   return "<unknown>";

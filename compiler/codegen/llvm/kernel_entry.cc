@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compiler/codegen/llvm/function_lowering.h"
-#include "compiler/codegen/llvm/shape_text.h"
+#include "compiler/ir/printer.h"
 #include "compiler/codegen/llvm/used_values.h"
 #include "vm/kernel_abi.h"
 
@@ -240,7 +240,7 @@ StatusOr<llvm::Function*> EmitKernel(KernelModule& km, const std::string& progra
       const tir::PrimExpr& dim = buffer->shape[d];
       for (const tir::VarNode* var : CollectUsedValues(dim).vars) {
         if (!entry.IsBound(var)) {
-          return fail(param_label(k) + ": dimension " + std::to_string(d) + " (" + ShapeText(dim) + ") uses '" +
+          return fail(param_label(k) + ": dimension " + std::to_string(d) + " (" + ir::PrintPrimExpr(dim) + ") uses '" +
                       var->name +
                       "', which no parameter binds: give it a dimension of its own or pass it as a scalar parameter");
         }
@@ -250,7 +250,7 @@ StatusOr<llvm::Function*> EmitKernel(KernelModule& km, const std::string& progra
       std::string what = escaped_prefix + "dimension " + std::to_string(d) + " expected ";
       const bool constant = tir::AsConstInt(dim) != nullptr;
       what +=
-          constant ? EscapeFormat(ShapeText(dim)) + ", got %lld" : EscapeFormat(ShapeText(dim)) + " = %lld, got %lld";
+          constant ? EscapeFormat(ir::PrintPrimExpr(dim)) + ", got %lld" : EscapeFormat(ir::PrintPrimExpr(dim)) + " = %lld, got %lld";
       entry.EmitCheck(b.CreateICmpEQ(actual, expected), [&](llvm::IRBuilder<>& eb) {
         if (constant) {
           km.EmitSetErrorFormatted(eb, what, actual);
