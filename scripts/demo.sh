@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: builds the strata tool, compiles the bundled seed model
+# The main job: builds the strata tool, compiles the bundled example model
 # (examples/matmul_relu.sir) once, and runs that one executable at three shapes;
 # then an ONNX transformer exported from PyTorch.
 # Installs missing Debian packages first (needs root for that).

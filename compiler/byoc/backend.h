@@ -9,7 +9,7 @@
 //  - per composite (the usual case): one external function per composite call.
 //    Each composite call becomes call_dps_packed(symbol, (args..., extra_args...),
 //    result), so the tensors between two external calls are ordinary VM tensors
-//    that the VM allocates and memory planning sees (seed 004);
+//    that the VM allocates and memory planning sees;
 //  - or one external function for the whole offloaded function (a backend that
 //    builds one engine for a region): its call site becomes one call_dps_packed.
 //

@@ -1,6 +1,6 @@
 // dispatch-tir: a target dispatch pass that replaces operator calls with
-// hand-written tensor programs carried in the module (seed 003), before
-// LegalizeOps covers the rest.
+// hand-written tensor programs carried in the module, before LegalizeOps covers
+// the rest (so a target plugs its own kernels in without replacing the pipeline).
 //
 // A tensor program opts in with attributes:
 //

@@ -1,5 +1,6 @@
 /* A small "external library" for the BYOC tutorial (docs/byoc.md): the kind of
- * vendor library seed 004 calls, with one fused function per composite.
+ * vendor library a hand-written C codegen calls: one fused function per composite
+ * (dense+bias, dense+bias+relu).
  *
  * Plain C, row-major f32, no Strata types: it knows nothing about Strata. The
  * "ccodegen" backend (compiler/byoc/ccodegen/) generates C wrappers that check the

@@ -104,7 +104,7 @@ TEST(OnnxImport, DynamicAxesStaySymbolicAndShapeChainsFoldAtCompileTime) {
   EXPECT_NE(text.find("arange(shape(seq)"), std::string::npos);
 }
 
-// Seed 000: a hand-written tensor program attaches to an imported model exactly
+// A hand-written tensor program (no operator registration) attaches to an imported model exactly
 // as to text IR (--tir-library), and the result is still the model's.
 TEST(OnnxImport, AUsersTensorProgramReplacesAnOperatorOfAnImportedModel) {
   driver::CompileOptions options;

@@ -1,6 +1,7 @@
 // The "ccodegen" BYOC backend: C source that calls an external library.
 //
-// This is the backend docs/byoc.md walks through, the flow of seed 004: the
+// This is the backend docs/byoc.md walks through, the flow a user's C codegen
+// for a vendor library takes: the
 // composites dense+bias+relu and dense+bias go to the functions
 // sample_dense_bias_relu / sample_dense_bias of the sample library
 // (kernels/sample_byoc). For each composite the codegen writes one C function with
