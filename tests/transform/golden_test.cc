@@ -1,12 +1,18 @@
-// Golden text tests: module in, passes, module out, compared as text.
+// Golden text tests: module in, one pass, module out, compared as text.
 //
-// Each tests/transform/golden/<name>.sir starts with a line naming the passes:
-//     # RUN: Normalize,CallTIRRewrite
-// The test parses the file, runs those passes (by registry name) in order,
-// prints the result with PrintModule and compares it exactly with
-// <name>.expected.sir. Further directives, each on a line of its own:
+// Each tests/transform/golden/<name>.sir starts with a line naming the pass:
+//     # RUN: CallTIRRewrite
+// The test parses the file and normalizes it (struct info on every value, as
+// any pass expects its input; skipped when the pass under test is Normalize),
+// runs that one pass by registry name, prints the result with PrintModule and
+// compares it exactly with <name>.expected.sir. The input is written in the form
+// the pass meets in the pipeline (the output of the passes before it). Further
+// directives, each on a line of its own:
 //     # CHECK-UNCHANGED     the output must also equal the printed input (a pass
 //                           that must not change an already-lowered module)
+//     # PREPARE: A,B        passes run before the tested one, only where the
+//                           input holds state the text format cannot carry (the
+//                           device code RunCodegen records for PlaceOnDevices)
 // The output must always reparse and print back to the same text.
 //
 // To regenerate the expected files after an intended change, run with
@@ -72,7 +78,8 @@ std::vector<std::string> SplitComma(const std::string& text) {
 }
 
 struct Directives {
-  std::vector<std::string> passes;
+  std::vector<std::string> passes;   // # RUN: exactly one
+  std::vector<std::string> prepare;  // # PREPARE:
   bool check_unchanged = false;
 };
 
@@ -82,6 +89,7 @@ Directives ParseDirectives(const std::string& text) {
   std::string line;
   while (std::getline(stream, line)) {
     if (line.rfind("# RUN:", 0) == 0) d.passes = SplitComma(line.substr(6));
+    if (line.rfind("# PREPARE:", 0) == 0) d.prepare = SplitComma(line.substr(10));
     if (line.rfind("# CHECK-UNCHANGED", 0) == 0) d.check_unchanged = true;
   }
   return d;
@@ -94,13 +102,16 @@ TEST_P(GoldenTest, OutputMatchesExpectedFile) {
   const std::string input = ReadFile(input_path);
   ASSERT_FALSE(input.empty()) << "cannot read " << input_path;
   Directives directives = ParseDirectives(input);
-  ASSERT_FALSE(directives.passes.empty()) << input_path << ": the first line must be '# RUN: Pass1,Pass2'";
+  ASSERT_EQ(directives.passes.size(), 1u) << input_path << ": the first line must be '# RUN: Pass' (one pass)";
 
   StatusOr<ir::IRModule> module = ir::ParseModule(input, input_path.string());
   ASSERT_TRUE(module.ok()) << module.status().message();
   const std::string printed_input = ir::PrintModule(*module);
   driver::RegisterCompilerPasses();
-  StatusOr<Pipeline> pipeline = Pipeline::FromNames(directives.passes);
+  std::vector<std::string> passes = directives.prepare;
+  if (directives.passes[0] != "Normalize") passes.insert(passes.begin(), "Normalize");
+  passes.push_back(directives.passes[0]);
+  StatusOr<Pipeline> pipeline = Pipeline::FromNames(passes);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
   StatusOr<ir::IRModule> result = pipeline->Run(std::move(module).value());
   ASSERT_TRUE(result.ok()) << result.status().message();
