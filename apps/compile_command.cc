@@ -53,11 +53,11 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "offload what the BYOC backend NAME supports (dnnl, ccodegen): FuseOpsByPattern, MergeCompositeFunctions "
       "and RunCodegen run after DispatchTIR")(
       "tir-library", po::value<std::vector<std::string>>(),
-      "add the tensor programs of this .sir file (hand-written kernels with attrs {dispatch = \"op\"})")(
+      "add the tensor programs of this .sir file (hand-written, with attrs {dispatch = \"op\"})")(
       "time-passes", "print the wall time of every pass")(
       "no-memory-plan", "skip PlanMemory: every tensor is its own allocation from the VM's pool (docs/memory.md)")(
-      "cpu", po::value<std::string>(), "compile kernels for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
-      "cpu-features", po::value<std::string>(), "LLVM feature string for the kernels, e.g. +avx2,+fma,-avx512f")(
+      "cpu", po::value<std::string>(), "compile the tensor programs for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
+      "cpu-features", po::value<std::string>(), "LLVM feature string for the compiled kernels, e.g. +avx2,+fma,-avx512f")(
       "dump-llvm-ir", po::value<std::string>(), "write the optimized LLVM IR of the tensor programs to this file");
   po::positional_options_description positional;
   positional.add("input", 1);

@@ -14,6 +14,7 @@ packages=(
   libdnnl-dev                      # oneDNN: conv2d baseline of the benchmarks, BYOC backend
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX importer
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev  # llvm-config --system-libs
+  clang-format-16 clang-tidy-16    # scripts/format.sh (checked by the tests), scripts/tidy.sh
 )
 
 missing=()
