@@ -3,7 +3,7 @@
 
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
-#include "vm/disassembler.h"
+#include "vm/executable_description.h"
 #include "vm/executable.h"
 
 namespace strata::apps {

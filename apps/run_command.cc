@@ -15,9 +15,9 @@
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
 #include "vm/executable.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/profiler.h"
-#include "vm/tensor_compare.h"
+#include "vm/tensor_io/tensor_compare.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::apps {

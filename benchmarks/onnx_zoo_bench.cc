@@ -38,7 +38,7 @@
 #include "benchmarks/bench_util.h"
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 #ifndef STRATA_SOURCE_DIR

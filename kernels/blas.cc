@@ -109,4 +109,9 @@ void RegisterBlasFunctions() {
   (void)vm::RegisterLibraryFunction(kDenseBias, &BlasDenseBias);
 }
 
+namespace {
+// Linking strata_kernels (whole-archive, as strata_runtime does) registers them.
+[[maybe_unused]] const bool kRegisteredAtStartup = (RegisterBlasFunctions(), true);
+}  // namespace
+
 }  // namespace strata::kernels

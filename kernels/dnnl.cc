@@ -559,4 +559,9 @@ void RegisterDnnlFunctions() {
   (void)vm::RegisterLibraryFunction(kConv2dBiasRelu, &DnnlConv2dBiasRelu);
 }
 
+namespace {
+// Linking strata_kernels (whole-archive, as strata_runtime does) registers them.
+[[maybe_unused]] const bool kRegisteredAtStartup = (RegisterDnnlFunctions(), true);
+}  // namespace
+
 }  // namespace strata::kernels

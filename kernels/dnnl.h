@@ -50,7 +50,8 @@
 
 namespace strata::kernels {
 
-// Registers every function of this file; called by vm::RegisterBuiltins().
+// Registers every function of this file. Linking strata_kernels does it at
+// startup; a program that links the archive without whole-archive calls it.
 void RegisterDnnlFunctions();
 
 // The library functions (registry calling convention).

@@ -4,8 +4,11 @@
 // the file identifier "STRX", the format version (before anything else of the
 // file is trusted, so a newer file is refused with a version message rather than
 // a verifier failure), the flatbuffers verifier (a failure names the section),
-// and finally the semantic and bytecode verifier (verifier.h). The returned
-// root points into `bytes` and is safe to read without further bounds checks.
+// and finally the semantic verifier (verifier.h). The returned root points into
+// `bytes` and is safe to read without further bounds checks; the VM's loader then
+// runs the bytecode verifier (vm/bytecode/verifier.h) before it trusts the code.
+// A damaged file is DATA_LOSS, a format version this reader does not support
+// UNIMPLEMENTED.
 //
 // Thread-safety: pure function.
 #pragma once

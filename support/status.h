@@ -67,6 +67,8 @@ constexpr std::string_view StatusCodeName(StatusCode code) {
   return "UNKNOWN";
 }
 
+inline std::ostream& operator<<(std::ostream& out, StatusCode code) { return out << StatusCodeName(code); }
+
 class [[nodiscard]] Status {
  public:
   Status() = default;

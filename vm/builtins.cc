@@ -8,10 +8,9 @@
 #include <mutex>
 #include <string>
 
-#include "kernels/blas.h"
-#include "kernels/dnnl.h"
 #include "vm/memory_pool.h"
 #include "vm/plugged_device.h"
+#include "vm/bytecode/builtin_names.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
@@ -85,7 +84,7 @@ StatusOr<Ref<Tensor>> NewTensor(std::span<const int64_t> shape, DataType dtype) 
 // ---- builtins ----------------------------------------------------------------
 
 Status ShapeOf(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.shape_of";
+  constexpr const char* kName = builtin::kShapeOf;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "t"));
   if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
   *out_result = Value::FromShape(args[0]->tensor()->shape());
@@ -93,7 +92,7 @@ Status ShapeOf(void*, const Value* const* args, int32_t num_args, Value* out_res
 }
 
 Status AllocShapeHeap(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.alloc_shape_heap";
+  constexpr const char* kName = builtin::kAllocShapeHeap;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "size"));
   int64_t size;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 0, "size", &size));
@@ -110,7 +109,7 @@ Status AllocShapeHeap(void*, const Value* const* args, int32_t num_args, Value* 
 }
 
 Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*) {
-  constexpr const char* kName = "vm.builtin.check_tensor_info";
+  constexpr const char* kName = builtin::kCheckTensorInfo;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "v, ndim, dtype, err_ctx"));
   int64_t ndim;
   DataType dtype;
@@ -133,7 +132,7 @@ Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*
 }
 
 Status CheckShapeInfo(void*, const Value* const* args, int32_t num_args, Value*) {
-  constexpr const char* kName = "vm.builtin.check_shape_info";
+  constexpr const char* kName = builtin::kCheckShapeInfo;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, ndim, err_ctx"));
   int64_t ndim;
   const std::string* ctx;
@@ -149,7 +148,7 @@ Status CheckShapeInfo(void*, const Value* const* args, int32_t num_args, Value*)
 }
 
 Status CheckPrimInfo(void*, const Value* const* args, int32_t num_args, Value*) {
-  constexpr const char* kName = "vm.builtin.check_prim_info";
+  constexpr const char* kName = builtin::kCheckPrimInfo;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, dtype, err_ctx"));
   DataType dtype;
   const std::string* ctx;
@@ -171,7 +170,7 @@ Status CheckPrimInfo(void*, const Value* const* args, int32_t num_args, Value*) 
 }
 
 Status CheckTupleInfo(void*, const Value* const* args, int32_t num_args, Value*) {
-  constexpr const char* kName = "vm.builtin.check_tuple_info";
+  constexpr const char* kName = builtin::kCheckTupleInfo;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, size, err_ctx"));
   int64_t size;
   const std::string* ctx;
@@ -187,7 +186,7 @@ Status CheckTupleInfo(void*, const Value* const* args, int32_t num_args, Value*)
 
 // match_shape(v, heap, ndim, (code, value, expr) * ndim, err_ctx)
 Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
-  constexpr const char* kName = "vm.builtin.match_shape";
+  constexpr const char* kName = builtin::kMatchShape;
   if (num_args < 4) {
     return Status(ErrorStatus() << kName << " expects at least 4 arguments (v, heap, ndim, ..., err_ctx), got " << num_args);
   }
@@ -254,7 +253,7 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
 
 // make_shape(heap, ndim, (code, value) * ndim)
 Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.make_shape";
+  constexpr const char* kName = builtin::kMakeShape;
   if (num_args < 2) {
     return Status(ErrorStatus() << kName << " expects at least 2 arguments (heap, ndim, ...), got " << num_args);
   }
@@ -298,7 +297,7 @@ Status GetDevice(const char* builtin, const Value* const* args, int index, Plugg
 // check_bound(shape(v), lo, hi, err_ctx): v within [lo, hi], the range a memory
 // plan sized its arena for.
 Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
-  constexpr const char* kName = "vm.builtin.check_bound";
+  constexpr const char* kName = builtin::kCheckBound;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "v, lo, hi, err_ctx"));
   const Value& v = *args[0];
   if (!v.is_shape() || v.shape().size() != 1) return KindError(kName, 0, "v", "a Shape of one dimension", v);
@@ -315,7 +314,7 @@ Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
 // alloc_storage(bytes, alignment): `bytes` is an Int, or a one-dimensional Shape
 // when the size is symbolic (the plan computes it with make_shape).
 Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.alloc_storage";
+  constexpr const char* kName = builtin::kAllocStorage;
   if (num_args != 3) STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "bytes, alignment[, device]"));
   int64_t bytes, alignment;
   const Value& size = *args[0];
@@ -348,7 +347,7 @@ Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* ou
 }
 
 Status AllocTensorFromStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.alloc_tensor_from_storage";
+  constexpr const char* kName = builtin::kAllocTensorFromStorage;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "s, offset, shape, dtype"));
   if (!args[0]->is_storage()) return KindError(kName, 0, "s", "a Storage", *args[0]);
   int64_t offset;
@@ -363,7 +362,7 @@ Status AllocTensorFromStorage(void*, const Value* const* args, int32_t num_args,
 }
 
 Status AllocTensor(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.alloc_tensor";
+  constexpr const char* kName = builtin::kAllocTensor;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "shape, dtype"));
   if (!args[0]->is_shape()) return KindError(kName, 0, "shape", "a Shape", *args[0]);
   DataType dtype;
@@ -390,7 +389,7 @@ Status GetDevice(const char* builtin, const Value* const* args, int index, Plugg
 
 // to_device(t, device): a copy of host tensor t on the device (asynchronous).
 Status ToDevice(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.to_device";
+  constexpr const char* kName = builtin::kToDevice;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "t, device"));
   if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
   PluggedDevice* device;
@@ -403,7 +402,7 @@ Status ToDevice(void*, const Value* const* args, int32_t num_args, Value* out_re
 
 // to_host(t): a host copy of device tensor t; waits for the device (the host reads it).
 Status ToHost(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.to_host";
+  constexpr const char* kName = builtin::kToHost;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "t"));
   if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
   const Tensor& t = *args[0]->tensor();
@@ -425,7 +424,7 @@ Status ToHost(void*, const Value* const* args, int32_t num_args, Value* out_resu
 
 // alloc_device_tensor(shape, dtype, device): an uninitialized tensor in device memory.
 Status AllocDeviceTensor(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.alloc_device_tensor";
+  constexpr const char* kName = builtin::kAllocDeviceTensor;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "shape, dtype, device"));
   if (!args[0]->is_shape()) return KindError(kName, 0, "shape", "a Shape", *args[0]);
   DataType dtype;
@@ -452,7 +451,7 @@ Status MakeTuple(void*, const Value* const* args, int32_t num_args, Value* out_r
 }
 
 Status TupleGetItem(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  constexpr const char* kName = "vm.builtin.tuple_getitem";
+  constexpr const char* kName = builtin::kTupleGetItem;
   STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "t, i"));
   if (!args[0]->is_tuple()) return KindError(kName, 0, "t", "a Tuple", *args[0]);
   int64_t index;
@@ -466,13 +465,13 @@ Status TupleGetItem(void*, const Value* const* args, int32_t num_args, Value* ou
 }
 
 Status Copy(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  STRATA_RETURN_IF_ERROR(CheckArity("vm.builtin.copy", num_args, 1, "v"));
+  STRATA_RETURN_IF_ERROR(CheckArity(builtin::kCopy, num_args, 1, "v"));
   *out_result = *args[0];
   return Status::Ok();
 }
 
 Status Null(void*, const Value* const*, int32_t num_args, Value* out_result) {
-  STRATA_RETURN_IF_ERROR(CheckArity("vm.builtin.null", num_args, 0, ""));
+  STRATA_RETURN_IF_ERROR(CheckArity(builtin::kNull, num_args, 0, ""));
   *out_result = Value();
   return Status::Ok();
 }
@@ -482,25 +481,25 @@ struct BuiltinEntry {
   LibraryFn fn;
 };
 constexpr BuiltinEntry kBuiltins[] = {
-    {"vm.builtin.shape_of", &ShapeOf},
-    {"vm.builtin.alloc_shape_heap", &AllocShapeHeap},
-    {"vm.builtin.check_tensor_info", &CheckTensorInfo},
-    {"vm.builtin.check_shape_info", &CheckShapeInfo},
-    {"vm.builtin.check_prim_info", &CheckPrimInfo},
-    {"vm.builtin.check_tuple_info", &CheckTupleInfo},
-    {"vm.builtin.match_shape", &MatchShape},
-    {"vm.builtin.make_shape", &MakeShape},
-    {"vm.builtin.check_bound", &CheckBound},
-    {"vm.builtin.alloc_storage", &AllocStorage},
-    {"vm.builtin.alloc_tensor_from_storage", &AllocTensorFromStorage},
-    {"vm.builtin.alloc_tensor", &AllocTensor},
-    {"vm.builtin.to_device", &ToDevice},
-    {"vm.builtin.to_host", &ToHost},
-    {"vm.builtin.alloc_device_tensor", &AllocDeviceTensor},
-    {"vm.builtin.tuple", &MakeTuple},
-    {"vm.builtin.tuple_getitem", &TupleGetItem},
-    {"vm.builtin.copy", &Copy},
-    {"vm.builtin.null", &Null},
+    {builtin::kShapeOf, &ShapeOf},
+    {builtin::kAllocShapeHeap, &AllocShapeHeap},
+    {builtin::kCheckTensorInfo, &CheckTensorInfo},
+    {builtin::kCheckShapeInfo, &CheckShapeInfo},
+    {builtin::kCheckPrimInfo, &CheckPrimInfo},
+    {builtin::kCheckTupleInfo, &CheckTupleInfo},
+    {builtin::kMatchShape, &MatchShape},
+    {builtin::kMakeShape, &MakeShape},
+    {builtin::kCheckBound, &CheckBound},
+    {builtin::kAllocStorage, &AllocStorage},
+    {builtin::kAllocTensorFromStorage, &AllocTensorFromStorage},
+    {builtin::kAllocTensor, &AllocTensor},
+    {builtin::kToDevice, &ToDevice},
+    {builtin::kToHost, &ToHost},
+    {builtin::kAllocDeviceTensor, &AllocDeviceTensor},
+    {builtin::kTuple, &MakeTuple},
+    {builtin::kTupleGetItem, &TupleGetItem},
+    {builtin::kCopy, &Copy},
+    {builtin::kNull, &Null},
 };
 
 }  // namespace
@@ -510,8 +509,6 @@ void RegisterBuiltins() {
   std::call_once(once, [] {
     // A name a user registered first keeps the user's function.
     for (const BuiltinEntry& entry : kBuiltins) (void)RegisterLibraryFunction(entry.name, entry.fn);
-    kernels::RegisterBlasFunctions();
-    kernels::RegisterDnnlFunctions();
   });
 }
 

@@ -58,7 +58,7 @@ Status CheckCpuFeatures(std::span<const std::string> required, std::string_view 
     list += (list.empty() ? "" : ", ") + feature;
   }
   if (missing.empty() && unknown.empty()) return Status::Ok();
-  ErrorStatus error;
+  ErrorStatus error(StatusCode::kFailedPrecondition);  // valid code, the wrong machine
   error << "the native code was compiled for CPU '" << compiled_for_cpu << "' and ";
   if (!missing.empty()) error << "needs " << missing << ", which this CPU lacks";
   if (!missing.empty() && !unknown.empty()) error << "; it also ";

@@ -15,7 +15,8 @@
 #include "serialization/format_version.h"
 #include "serialization/reader.h"
 #include "support/printable_text.h"
-#include "vm/bytecode.h"
+#include "vm/bytecode/bytecode.h"
+#include "vm/bytecode/verifier.h"
 #include "vm/cpu_features.h"
 #include "vm/native_module.h"
 #include "vm/plugged_device.h"
@@ -72,7 +73,7 @@ StatusOr<uint8_t*> AllocateAligned(size_t size) {
   size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
-  if (p == nullptr) return Status(ErrorStatus() << "out of memory: cannot allocate " << size << " bytes for the executable");
+  if (p == nullptr) return Status(ErrorStatus(StatusCode::kResourceExhausted) << "out of memory: cannot allocate " << size << " bytes for the executable");
   return static_cast<uint8_t*>(p);
 }
 
@@ -119,7 +120,7 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadFromBytes(std::span<
 StatusOr<std::shared_ptr<const Executable>> Executable::LoadFromFile(const std::string& path,
                                                                      const LoadOptions& options) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(ErrorStatus() << path << ": cannot open: " << ErrnoText());
+  if (fd < 0) return Status(ErrorStatus(StatusCode::kNotFound) << path << ": cannot open: " << ErrnoText());
   FdCloser closer{fd};
   STRATA_ASSIGN_OR_RETURN(size_t size, FileSize(fd, path));
   auto buffer = std::make_shared<Buffer>();
@@ -130,7 +131,7 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadFromFile(const std::
     ssize_t n = read(fd, buffer->data + done, size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Status(ErrorStatus() << path << ": read failed: " << ErrnoText());
-    if (n == 0) return Status(ErrorStatus() << path << ": file shrank while reading (" << done << " of " << size << " bytes)");
+    if (n == 0) return Status(ErrorStatus(StatusCode::kDataLoss) << path << ": file shrank while reading (" << done << " of " << size << " bytes)");
     done += static_cast<size_t>(n);
   }
   auto exe = Load(std::move(buffer), /*mapped=*/false, options);
@@ -140,10 +141,10 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadFromFile(const std::
 
 StatusOr<std::shared_ptr<const Executable>> Executable::MapFile(const std::string& path, const LoadOptions& options) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(ErrorStatus() << path << ": cannot open: " << ErrnoText());
+  if (fd < 0) return Status(ErrorStatus(StatusCode::kNotFound) << path << ": cannot open: " << ErrnoText());
   FdCloser closer{fd};
   STRATA_ASSIGN_OR_RETURN(size_t size, FileSize(fd, path));
-  if (size == 0) return Status(ErrorStatus() << path << ": not a Strata executable: file too small (0 bytes)");
+  if (size == 0) return Status(ErrorStatus(StatusCode::kDataLoss) << path << ": not a Strata executable: file too small (0 bytes)");
   void* addr = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (addr == MAP_FAILED) return Status(ErrorStatus() << path << ": mmap failed: " << ErrnoText());
   auto buffer = std::make_shared<Buffer>();
@@ -160,7 +161,7 @@ StatusOr<std::shared_ptr<const Executable>> Executable::Load(std::shared_ptr<Buf
   // The verifier refuses unprintable names, but messages also quote string
   // constants and dynamic-loader text; one place guarantees a one-line message.
   auto exe = LoadChecked(std::move(buffer), mapped, options);
-  if (!exe.ok()) return Status::Error(PrintableText(exe.status().message()));
+  if (!exe.ok()) return Status::Error(exe.status().code(), PrintableText(exe.status().message()));
   return exe;
 }
 
@@ -168,6 +169,7 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
                                                                     const LoadOptions& options) {
   std::span<const uint8_t> bytes(buffer->data, buffer->size);
   STRATA_ASSIGN_OR_RETURN(const fb::Executable* root, serialization::ReadExecutable(bytes));
+  STRATA_RETURN_IF_ERROR(VerifyBytecode(*root));
 
   std::shared_ptr<Executable> exe(new Executable());
   exe->buffer_ = buffer;
@@ -301,7 +303,7 @@ Status Executable::Resolve() {
     if (!module.ok()) {
       std::string message = module.status().message();
       if (message.find(name) == std::string::npos) message = name + ": " + message;
-      return Status::Error(message);
+      return Status::Error(module.status().code(), message);
     }
     modules_.push_back(std::move(module).value());
   }
@@ -318,7 +320,7 @@ Status Executable::Resolve() {
     if (f.kind == FunctionKind::kLibrary) {
       std::optional<LibraryFunction> fn = LookupLibraryFunction(f.name);
       if (!fn) {
-        return Status(ErrorStatus() << label << ": library function '" << f.name << "'" << offloaded
+        return Status(ErrorStatus(StatusCode::kNotFound) << label << ": library function '" << f.name << "'" << offloaded
                              << " is not registered in this runtime (link and register the library that provides "
                                 "it, or check the name)");
       }

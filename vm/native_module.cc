@@ -66,7 +66,7 @@ StatusOr<std::unique_ptr<NativeModule>> NativeModule::Load(std::span<const uint8
                                 << ": not a Strata kernel module (no " STRATA_ABI_VERSION_SYMBOL " symbol)");
   }
   if (*version != STRATA_KERNEL_ABI_VERSION) {
-    return Status(ErrorStatus() << module_name << ": kernel ABI version " << *version << ", runtime supports "
+    return Status(ErrorStatus(StatusCode::kUnimplemented) << module_name << ": kernel ABI version " << *version << ", runtime supports "
                                 << STRATA_KERNEL_ABI_VERSION);
   }
   auto* api_slot = static_cast<const StrataRuntimeApi**>(dlsym(handle, STRATA_RUNTIME_API_SYMBOL));
@@ -87,7 +87,7 @@ StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
   dlerror();
   void* address = dlsym(handle_, name.c_str());
   if (address == nullptr) {
-    return Status(ErrorStatus() << name_ << ": kernel symbol '" << name << "' not found");
+    return Status(ErrorStatus(StatusCode::kNotFound) << name_ << ": kernel symbol '" << name << "' not found");
   }
   // dlsym on a handle also searches the module's dependencies (libc, libm); only a
   // definition inside the module itself is a kernel.
@@ -96,7 +96,7 @@ StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
   struct link_map* module_map = nullptr;
   if (dladdr1(address, &info, reinterpret_cast<void**>(&found_in), RTLD_DL_LINKMAP) != 0 &&
       dlinfo(handle_, RTLD_DI_LINKMAP, &module_map) == 0 && found_in != module_map) {
-    return Status(ErrorStatus() << name_ << ": kernel symbol '" << name << "' not found (it resolves to "
+    return Status(ErrorStatus(StatusCode::kNotFound) << name_ << ": kernel symbol '" << name << "' not found (it resolves to "
                                 << (info.dli_fname ? info.dli_fname : "another library") << ")");
   }
   return reinterpret_cast<StrataKernelFn>(address);

@@ -114,7 +114,7 @@ StatusOr<std::shared_ptr<PluggedDevice>> PluggedDevice::Open(const std::string& 
       break;
     }
     if (d->library_ == nullptr) {
-      return Status(ErrorStatus() << "device '" << name << "': no device plug-in found (tried " << tried
+      return Status(ErrorStatus(StatusCode::kNotFound) << "device '" << name << "': no device plug-in found (tried " << tried
                                   << "); install it or set STRATA_DEVICE_PLUGIN_PATH");
     }
   }
@@ -126,7 +126,7 @@ StatusOr<std::shared_ptr<PluggedDevice>> PluggedDevice::Open(const std::string& 
   char reason[512] = {0};
   d->api_.struct_size = sizeof(StrataDeviceApi);
   if (init(STRATA_DEVICE_ABI_VERSION, &d->api_, reason, sizeof(reason)) != STRATA_DEVICE_OK) {
-    return Status(ErrorStatus() << "device '" << name << "': the plug-in refused ABI version "
+    return Status(ErrorStatus(StatusCode::kUnimplemented) << "device '" << name << "': the plug-in refused ABI version "
                                 << STRATA_DEVICE_ABI_VERSION << ": " << reason);
   }
   int32_t count = 0;
@@ -173,7 +173,7 @@ StatusOr<StrataDeviceKernel> PluggedDevice::LookupKernel(const std::string& kern
   if (api_.device_get_properties(device_, &properties) == STRATA_DEVICE_OK) {
     for (uint32_t i = 0; i < properties.num_kernels; ++i) known += (i ? ", " : "") + std::string(properties.kernel_names[i]);
   }
-  return Status(ErrorStatus() << "device '" << name_ << "' has no kernel '" << kernel_name << "' (it has: " << known
+  return Status(ErrorStatus(StatusCode::kNotFound) << "device '" << name_ << "' has no kernel '" << kernel_name << "' (it has: " << known
                               << ")");
 }
 

@@ -1,7 +1,7 @@
 // The function registry: library functions found by name when an executable loads.
 //
-// Builtins (vm.builtin.*), library kernels (strata.blas.*) and user native code
-// register here. An executable's Library functions are looked up once at load
+// Builtins (vm.builtin.*), library kernels (strata.blas.*, kernels/) and user
+// native code register here. An executable's Library functions are looked up once at load
 // time and stored as plain function pointers; nothing is looked up per call.
 //
 // Calling convention (builtins and call_packed / call_dps_packed alike):
@@ -50,9 +50,10 @@ std::optional<LibraryFunction> LookupLibraryFunction(std::string_view name);
 // All registered names, sorted.
 std::vector<std::string> ListLibraryFunctions();
 
-// Registers the builtins of docs/vm_builtins.md and the library kernels of
-// kernels/. Runs once per process (later calls return immediately); Executable
-// loading calls it, so static-library linking cannot drop them.
+// Registers the builtins of docs/vm_builtins.md. Runs once per process (later
+// calls return immediately); Executable loading calls it, so static-library
+// linking cannot drop them. The library kernels of kernels/ register themselves
+// when strata_kernels is linked (strata_runtime links it whole).
 void RegisterBuiltins();
 
 namespace internal {

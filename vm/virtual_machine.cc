@@ -1,4 +1,4 @@
-// The interpreter loop: a switch over the four opcodes of vm/bytecode.h.
+// The interpreter loop: a switch over the four opcodes of vm/bytecode/bytecode.h.
 //
 // Invariant: every register above the live frames is Null. Ret clears the frame
 // it pops and an error resets the whole stack, so tensors do not outlive the
@@ -17,7 +17,7 @@
 #include <string>
 
 #include "support/printable_text.h"
-#include "vm/bytecode.h"
+#include "vm/bytecode/bytecode.h"
 #include "vm/kernel_runtime.h"
 #include "vm/plugged_device.h"
 #include "vm/profiler.h"
@@ -182,7 +182,7 @@ Status VirtualMachine::SetProfiler(Profiler* profiler) {
 StatusOr<Value> VirtualMachine::Invoke(std::string_view function_name, std::span<const Value> args) {
   std::optional<int32_t> index = executable_->FindEntryPoint(function_name);
   if (!index) {
-    return Status(ErrorStatus() << "no entry point named '" << PrintableText(function_name, 256)
+    return Status(ErrorStatus(StatusCode::kNotFound) << "no entry point named '" << PrintableText(function_name, 256)
                          << "' in the executable (entry points: " << executable_->EntryPointNames() << ")");
   }
   return InvokeFunction(*index, args);
@@ -190,12 +190,12 @@ StatusOr<Value> VirtualMachine::Invoke(std::string_view function_name, std::span
 
 StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span<const Value> args) {
   if (!executable_->resolved()) {
-    return Status(ErrorStatus() << "the executable was loaded without resolving its functions "
+    return Status(ErrorStatus(StatusCode::kFailedPrecondition) << "the executable was loaded without resolving its functions "
                             "(LoadOptions::resolve = false) and cannot be run");
   }
   std::span<const VMFunction> functions = executable_->functions();
   if (function_index < 0 || static_cast<size_t>(function_index) >= functions.size()) {
-    return Status(ErrorStatus() << "function index " << function_index << " out of range (" << functions.size()
+    return Status(ErrorStatus(StatusCode::kOutOfRange) << "function index " << function_index << " out of range (" << functions.size()
                          << " functions)");
   }
   const VMFunction& f = functions[static_cast<size_t>(function_index)];
@@ -229,7 +229,7 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   if (!status.ok()) {
     Reset();
     // Messages quote string constants of the file (err_ctx); keep them one line.
-    return Status::Error(PrintableText(status.message()));
+    return Status::Error(status.code(), PrintableText(status.message()));
   }
   return result;
 }
@@ -261,17 +261,18 @@ Status VirtualMachine::InstructionError(const Frame& frame, const int64_t* pc, c
   const VMFunction* f = frame.function;
   auto index = f - executable_->functions().data();
   auto word = pc - f->dispatch_code.data();
-  return Status(ErrorStatus() << "functions[" << index << "] '" << f->name << "': instruction at word " << word << " ("
-                       << OpcodeName(static_cast<Opcode>(*pc)) << "): " << cause.message());
+  return Status(cause).WithContext("functions[" + std::to_string(index) + "] '" + f->name + "': instruction at word " +
+                                    std::to_string(word) + " (" + std::string(OpcodeName(static_cast<Opcode>(*pc))) +
+                                    "): ");
 }
 
 Status VirtualMachine::Step(const int64_t* pc) {
   if (cancel_flag_ != nullptr && cancel_flag_->load(std::memory_order_relaxed)) {
-    return InstructionError(frames_.back(), pc, ErrorStatus() << "cancelled");
+    return InstructionError(frames_.back(), pc, ErrorStatus(StatusCode::kCancelled) << "cancelled");
   }
   if (steps_left_ >= 0 && steps_left_-- == 0) {
     return InstructionError(frames_.back(), pc,
-                            ErrorStatus() << "step budget exhausted (" << step_budget_
+                            ErrorStatus(StatusCode::kResourceExhausted) << "step budget exhausted (" << step_budget_
                                           << " backward jumps and calls)");
   }
   return Status::Ok();
@@ -344,7 +345,7 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         if (callee.kind == FunctionKind::kLibrary) [[likely]] {
           Value result;
           Status status = CallLibrary(callee.fn, callee.context, operands, nargs, regs, &result);
-          if (!status.ok()) [[unlikely]] return status;
+          if (!status.ok()) [[unlikely]] return InstructionError(frames_.back(), pc, status);
           if (dst != kVoidRegister) regs[dst] = std::move(result);
           if constexpr (kProfile) record(InstructionKind::kCallLibrary, func);
           pc = operands + nargs;
@@ -352,7 +353,7 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         }
         if (callee.kind == FunctionKind::kKernel) {
           Status status = CallKernel(*callee.function, operands, nargs, regs);
-          if (!status.ok()) [[unlikely]] return status;
+          if (!status.ok()) [[unlikely]] return InstructionError(frames_.back(), pc, status);
           // A kernel returns nothing: its outputs are the tensors passed in.
           if (dst != kVoidRegister) regs[dst] = Value();
           if constexpr (kProfile) record(InstructionKind::kCallKernel, func);
@@ -364,7 +365,7 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           device_args_.clear();
           Status status = MarshalDeviceArgs(function, operands, nargs, regs, &device_args_);
           if (status.ok()) status = function.device->Launch(function.device_kernel, function.symbol, device_args_);
-          if (!status.ok()) [[unlikely]] return status;
+          if (!status.ok()) [[unlikely]] return InstructionError(frames_.back(), pc, status);
           // Asynchronous: the outputs are the device tensors passed in.
           if (dst != kVoidRegister) regs[dst] = Value();
           if constexpr (kProfile) record(InstructionKind::kCallDevice, func);
@@ -377,14 +378,14 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         const Frame& caller = frames_.back();
         if (frames_.size() >= static_cast<size_t>(kMaxCallDepth)) {
           return InstructionError(caller, pc,
-                                  ErrorStatus() << "call stack overflow calling '" << function.name << "' (depth "
+                                  ErrorStatus(StatusCode::kResourceExhausted) << "call stack overflow calling '" << function.name << "' (depth "
                                                 << kMaxCallDepth << ")");
         }
         const int64_t base = caller.base + caller.function->num_registers;
         const int64_t top = base + function.num_registers;
         if (top > kMaxStackRegisters) {
           return InstructionError(caller, pc,
-                                  ErrorStatus() << "register stack overflow calling '" << function.name << "' ("
+                                  ErrorStatus(StatusCode::kResourceExhausted) << "register stack overflow calling '" << function.name << "' ("
                                                 << top << " registers)");
         }
         if (registers_.size() < static_cast<size_t>(top)) {
@@ -441,7 +442,7 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         break;
       }
       default:
-        return InstructionError(frames_.back(), pc, ErrorStatus() << "invalid opcode " << *pc);
+        return InstructionError(frames_.back(), pc, ErrorStatus(StatusCode::kInternal) << "invalid opcode " << *pc);
     }
   }
 }

@@ -1,4 +1,4 @@
-// VirtualMachine: the register-based interpreter of Strata bytecode (vm/bytecode.h).
+// VirtualMachine: the register-based interpreter of Strata bytecode (vm/bytecode/bytecode.h).
 //
 // A VM runs the functions of one Executable. Each bytecode call gets a frame of
 // `num_registers` Values on one growing register stack; Call to a library

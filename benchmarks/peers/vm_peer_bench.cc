@@ -43,7 +43,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/parser.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/registry.h"
 #include "vm/virtual_machine.h"
 

@@ -119,7 +119,7 @@ StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options)
   for (const std::string& path : options.tir_library_paths) {
     STRATA_ASSIGN_OR_RETURN(ir::IRModule library, LoadModuleFile(path));
     Status merged = transform::MergeTensorPrograms(library, &module);
-    if (!merged.ok()) return ErrorStatus() << path << ": " << merged.message();
+    if (!merged.ok()) return Status(merged).WithContext(path + ": ");
   }
   STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, BuildPipeline(options));
   Status dump_status;

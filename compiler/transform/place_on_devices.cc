@@ -10,16 +10,16 @@
 
 #include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
+#include "vm/bytecode/builtin_names.h"
 
 namespace strata::transform {
+
+namespace builtin = vm::builtin;
 
 using namespace graph;  // NOLINT: a graph-level pass
 
 namespace {
 
-constexpr const char* kAllocDeviceTensor = "vm.builtin.alloc_device_tensor";
-constexpr const char* kToDevice = "vm.builtin.to_device";
-constexpr const char* kToHost = "vm.builtin.to_host";
 
 bool IsTensor(const Expr& e) { return e->struct_info && e->struct_info.as<TensorStructInfoNode>() != nullptr; }
 
@@ -96,7 +96,7 @@ class DevicePlacer : public Normalizer {
     if (device == device_of_.end()) return mapped;
     auto copied = to_host_.find(var);
     if (copied != to_host_.end()) return copied->second;
-    Var host = Emit(var->name + "_host", analysis::MakeCallPacked(kToHost, {mapped}, var->struct_info));
+    Var host = Emit(var->name + "_host", analysis::MakeCallPacked(builtin::kToHost, {mapped}, var->struct_info));
     to_host_.emplace(var, host);
     return host;
   }
@@ -136,7 +136,7 @@ class DevicePlacer : public Normalizer {
            "CallTIRRewrite)");
       return;
     }
-    Expr alloc = analysis::MakeCallPacked(kAllocDeviceTensor, {call->args[0], call->args[1], StringImmNode::make(device)},
+    Expr alloc = analysis::MakeCallPacked(builtin::kAllocDeviceTensor, {call->args[0], call->args[1], StringImmNode::make(device)},
                                 value->struct_info);
     EmitBinding(binding, Annotate(alloc));
     device_of_[NewVar(binding)] = device;
@@ -172,7 +172,7 @@ class DevicePlacer : public Normalizer {
     auto copied = to_device_.find({key, device});
     if (copied != to_device_.end()) return copied->second;
     std::string hint = arg.as<VarNode>() ? arg.as<VarNode>()->name + "_" + device : "const_" + device;
-    Var on_device = Emit(hint, analysis::MakeCallPacked(kToDevice, {arg, StringImmNode::make(device)}, arg->struct_info));
+    Var on_device = Emit(hint, analysis::MakeCallPacked(builtin::kToDevice, {arg, StringImmNode::make(device)}, arg->struct_info));
     to_device_.emplace(std::make_pair(key, device), on_device);
     device_of_[on_device.get()] = device;
     return on_device;

@@ -14,20 +14,17 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "vm/bytecode/builtin_names.h"
 
 namespace strata::transform {
+
+namespace builtin = vm::builtin;
 
 using namespace graph;  // NOLINT: a graph-level pass
 
 namespace {
 
-constexpr const char* kAllocStorage = "vm.builtin.alloc_storage";
-constexpr const char* kAllocTensorFromStorage = "vm.builtin.alloc_tensor_from_storage";
-constexpr const char* kCheckBound = "vm.builtin.check_bound";
-constexpr const char* kAllocDeviceTensor = "vm.builtin.alloc_device_tensor";
 // Copies between the host and a device: their results never alias their inputs.
-constexpr const char* kToDevice = "vm.builtin.to_device";
-constexpr const char* kToHost = "vm.builtin.to_host";
 constexpr const char* kBoundAttrPrefix = "bound_";
 
 int64_t AlignUp(int64_t bytes) { return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
@@ -225,13 +222,13 @@ Plan PlanFunction(const FunctionNode& func) {
       if (call && analysis::IsOpCall(call, ops::kAllocTensor)) {
         shape = call->args[0].as<ShapeExprNode>();
         dtype = shape ? call->args[1].as<DataTypeImmNode>() : nullptr;
-      } else if (packed_call && packed.name == kAllocDeviceTensor && packed.args.size() == 3 &&
+      } else if (packed_call && packed.name == builtin::kAllocDeviceTensor && packed.args.size() == 3 &&
                  packed.args[2].as<StringImmNode>()) {
         shape = packed.args[0].as<ShapeExprNode>();
         dtype = packed.args[1].as<DataTypeImmNode>();
         device = packed.args[2].as<StringImmNode>()->value;
       }
-      if (packed_call && packed.name == kToDevice) {
+      if (packed_call && packed.name == builtin::kToDevice) {
         // The copy runs after to_device returns: its host source must keep its
         // memory until the device has read it, so it is not planned.
         for (size_t id : pointees(used)) candidates[id].output = true;
@@ -241,7 +238,7 @@ Plan PlanFunction(const FunctionNode& func) {
         for (const PrimExpr& d : shape->values) bytes = bytes * d;
         candidates.push_back(Candidate{binding.var.get(), b, index, index, arith::Simplify(bytes), device});
         points_to[binding.var.get()] = {candidates.size() - 1};
-      } else if (packed_call && (packed.name == kToDevice || packed.name == kToHost)) {
+      } else if (packed_call && (packed.name == builtin::kToDevice || packed.name == builtin::kToHost)) {
         // A copy: a new tensor, no alias of its source.
       } else if (value.as<VarNode>() || value.as<TupleNode>() || value.as<TupleGetItemNode>() ||
                  MayHoldTensor(binding.var->struct_info)) {
@@ -361,9 +358,9 @@ class PlanRewriter : public Normalizer {
       if (!decl.device.empty()) alloc_args.push_back(StringImmNode::make(decl.device));
       std::string hint = decl.arena ? "arena" : "storage";
       if (!decl.device.empty()) hint += "_" + decl.device;
-      storage = Emit(hint, analysis::MakeCallPacked(kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
+      storage = Emit(hint, analysis::MakeCallPacked(builtin::kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
     }
-    Expr tensor = analysis::MakeCallPacked(kAllocTensorFromStorage, {storage, analysis::Int64Value(placement.offset), args[0], args[1]},
+    Expr tensor = analysis::MakeCallPacked(builtin::kAllocTensorFromStorage, {storage, analysis::Int64Value(placement.offset), args[0], args[1]},
                                  value->struct_info);
     EmitBinding(binding, Annotate(tensor));
   }
@@ -377,7 +374,7 @@ class PlanRewriter : public Normalizer {
       const Range& range = bounds_.at(var.name());
       std::string ctx = function_name() + ": dimension '" + var.name() + "' (the model was compiled for " +
                         var.name() + " = " + std::to_string(range.lo) + ".." + std::to_string(range.hi) + ")";
-      Expr check = analysis::MakeCallPacked(kCheckBound,
+      Expr check = analysis::MakeCallPacked(builtin::kCheckBound,
                                   {ShapeExprNode::make({var}), analysis::Int64Value(range.lo), analysis::Int64Value(range.hi),
                                    StringImmNode::make(ctx)},
                                   TupleStructInfoNode::make({}));

@@ -15,7 +15,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/pattern/dataflow_pattern.h"
 #include "tests/e2e/e2e_test_util.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 namespace strata {

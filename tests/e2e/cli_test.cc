@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "tests/e2e/e2e_test_util.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 
 namespace strata::testing {
 namespace {

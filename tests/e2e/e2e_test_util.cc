@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "compiler/driver/compile.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 
 namespace strata::testing {
 

@@ -13,8 +13,8 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/printer.h"
 #include "tests/e2e/e2e_test_util.h"
-#include "vm/npy.h"
-#include "vm/tensor_compare.h"
+#include "vm/tensor_io/npy.h"
+#include "vm/tensor_io/tensor_compare.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::testing {

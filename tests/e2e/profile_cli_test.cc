@@ -147,7 +147,8 @@ TEST_F(ProfileCli, AFailedCallStillReportsWhatRan) {
   std::string out;
   // k mismatch: the second match_shape fails after the first calls ran.
   EXPECT_EQ(Run("run " + exe_ + " --input=2x3xf32=1,2,3,4,5,6 --input=4x2xf32=1,2,3,4,5,6,7,8 --profile", &out), 1);
-  EXPECT_NE(out.find("error: main: parameter"), std::string::npos) << out;
+  EXPECT_NE(out.find("error: functions[0] 'main': instruction at word "), std::string::npos) << out;
+  EXPECT_NE(out.find(" (call): main: parameter 'w' (match_shape): dimension 0 expected n = 3, got 4"), std::string::npos) << out;
   EXPECT_NE(out.find("profile: 1 run of 'main', "), std::string::npos) << out;
   EXPECT_EQ(ProfileCount(out, "call kernel"), -1) << out;  // no kernel ran
   EXPECT_GT(ProfileCount(out, "call library"), 0) << out;

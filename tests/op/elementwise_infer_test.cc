@@ -5,7 +5,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"
 #include "tests/op/op_test_util.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::op::testing {
@@ -94,7 +94,7 @@ TEST(ElementwiseRuntime, ABroadcastThatFailsAtRunTimeNamesTheArgumentAndDimensio
   auto result = machine.Invoke("main", args);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "kernel 'maximum' failed: maximum: argument 'x' dimension 1 must be 1 or 8 to broadcast");
+            "functions[0] 'main': instruction at word 73 (call): " "kernel 'maximum' failed: maximum: argument 'x' dimension 1 must be 1 or 8 to broadcast");
   // k = 1 broadcasts.
   auto x1 = vm::ParseInlineTensor("2x1xf32=1,-1");
   ASSERT_TRUE(x1.ok());

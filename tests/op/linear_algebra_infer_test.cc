@@ -6,7 +6,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"
 #include "tests/op/op_test_util.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::op::testing {

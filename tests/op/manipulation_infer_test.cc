@@ -10,7 +10,7 @@
 #include "compiler/op/op_registry.h"
 #include "compiler/transform/pass.h"
 #include "tests/op/op_test_util.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::op::testing {

@@ -6,7 +6,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"
 #include "tests/op/op_test_util.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::op::testing {
@@ -19,7 +19,7 @@ std::string InferError(const std::string& params, const std::string& call) {
   return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : "no error: " + text;
 }
 
-// Compiles `y = call` and runs it on inline tensors (vm/npy.h syntax); returns
+// Compiles `y = call` and runs it on inline tensors (vm/tensor_io/npy.h syntax); returns
 // the run-time error, or "ok".
 std::string RunError(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
   StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);

@@ -10,8 +10,8 @@
 
 #include "compiler/driver/compile.h"
 #include "vm/executable.h"
-#include "vm/npy.h"
-#include "vm/tensor_compare.h"
+#include "vm/tensor_io/npy.h"
+#include "vm/tensor_io/tensor_compare.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::op::testing {

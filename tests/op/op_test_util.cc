@@ -1,13 +1,17 @@
 // Operator test helpers; see op_test_util.h.
 #include "tests/op/op_test_util.h"
 
+#include <gtest/gtest.h>
+
+#include <regex>
+
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/pass.h"
 #include "vm/executable.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::op::testing {
@@ -75,7 +79,18 @@ StatusOr<vm::Value> RunMain(const std::string& program, const std::vector<std::s
     STRATA_ASSIGN_OR_RETURN(auto tensor, vm::ParseInlineTensor(text));
     args.push_back(vm::Value::FromTensor(tensor));
   }
-  return machine.Invoke("main", args);
+  StatusOr<vm::Value> result = machine.Invoke("main", args);
+  if (result.ok()) return result;
+  // A run-time error names the function and the instruction that failed; these
+  // tests read what the kernel or builtin said, once that context is checked.
+  static const std::regex kContext(R"(^functions\[\d+\] 'main': instruction at word \d+ \(call\): )");
+  const std::string& message = result.status().message();
+  std::smatch context;
+  if (!std::regex_search(message, context, kContext)) {
+    ADD_FAILURE() << "a run-time error without the function and instruction: " << message;
+    return result;
+  }
+  return Status::Error(result.status().code(), message.substr(context.length()));
 }
 
 }  // namespace strata::op::testing

@@ -111,6 +111,12 @@ TEST(CorruptFileTest, EveryFlippedByteFailsCleanlyOrRuns) {
       }
       ++refused;
       EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+      // A damaged file is DATA_LOSS, unless the damage hit the version (a file
+      // this runtime cannot read) or left a loadable file whose run fails.
+      StatusCode code = vm::Executable::LoadFromBytes(damaged).status().code();
+      EXPECT_TRUE(code == StatusCode::kDataLoss || code == StatusCode::kUnimplemented || code == StatusCode::kOk ||
+                  code == StatusCode::kNotFound)
+          << StatusCodeName(code) << ": " << error;
       if (error.rfind("flatbuffer verification failed in functions[", 0) == 0 ||
           error.rfind("flatbuffer verification failed in constants[", 0) == 0) {
         ++located;
@@ -135,6 +141,7 @@ TEST(CorruptFileTest, WrongMagicNamesTheIdentifier) {
             "not a Strata executable (file identifier 'is i', expected 'STRX')");
   EXPECT_EQ(LoadError({1, 2, 3}), "not a Strata executable: file too small (3 bytes)");
   EXPECT_EQ(LoadError({}), "not a Strata executable: file too small (0 bytes)");
+  EXPECT_EQ(vm::Executable::LoadFromBytes(bytes).status().code(), StatusCode::kDataLoss);
 }
 
 std::vector<uint8_t> WithVersion(uint32_t major, uint32_t minor) {
@@ -147,6 +154,7 @@ std::vector<uint8_t> WithVersion(uint32_t major, uint32_t minor) {
 TEST(CorruptFileTest, VersionsTheRuntimeCannotReadAreRefusedWithBothVersions) {
   EXPECT_EQ(LoadError(WithVersion(2, 0)),
             "executable format version 2.0 is newer than this runtime supports (1.3); upgrade the runtime");
+  EXPECT_EQ(vm::Executable::LoadFromBytes(WithVersion(2, 0)).status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(LoadError(WithVersion(1, 5)),
             "executable format version 1.5 is newer than this runtime supports (1.3); upgrade the runtime");
   EXPECT_EQ(LoadError(WithVersion(0, 9)),
@@ -506,11 +514,11 @@ TEST(CorruptFileTest, HostileProgramsFailAtRunTimeWithoutCrashing) {
   auto r2 = machine.Invoke("big_heap", {});
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.status().message(),
-            "vm.builtin.alloc_shape_heap: size 18014398509481984 out of range (0 to 16777216)");
+            "functions[6] 'big_heap': instruction at word 0 (call): " "vm.builtin.alloc_shape_heap: size 18014398509481984 out of range (0 to 16777216)");
   Value x = Value::FromInt(0);
   auto r3 = machine.Invoke("write_constant", std::span<const Value>(&x, 1));
   ASSERT_FALSE(r3.ok());
-  EXPECT_EQ(r3.status().message(), "vm.builtin.match_shape: the shape heap is a read-only constant");
+  EXPECT_EQ(r3.status().message(), "functions[7] 'write_constant': instruction at word 0 (call): " "vm.builtin.match_shape: the shape heap is a read-only constant");
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
-#include "vm/disassembler.h"
+#include "vm/executable_description.h"
 #include "vm/plugged_device.h"
 #include "vm/virtual_machine.h"
 

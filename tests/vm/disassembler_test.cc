@@ -1,5 +1,5 @@
 // The `strata inspect` description of an executable.
-#include "vm/disassembler.h"
+#include "vm/executable_description.h"
 
 #include <gtest/gtest.h>
 

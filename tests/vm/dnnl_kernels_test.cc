@@ -10,9 +10,9 @@
 
 #include "kernels/dnnl.h"
 #include "tests/vm/test_util.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/registry.h"
-#include "vm/tensor_compare.h"
+#include "vm/tensor_io/tensor_compare.h"
 #include "vm/value.h"
 
 namespace strata::vm {

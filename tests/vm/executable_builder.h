@@ -13,7 +13,7 @@
 
 #include "serialization/executable_spec.h"
 #include "serialization/writer.h"
-#include "vm/bytecode.h"
+#include "vm/bytecode/bytecode.h"
 
 namespace strata::testing {
 

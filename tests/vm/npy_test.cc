@@ -1,5 +1,5 @@
 // .npy files and inline tensor values.
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 
 #include <gtest/gtest.h>
 

@@ -330,7 +330,7 @@ TEST(ProfilerTest, AFailedRunClosesItsOpenCallsAndTheVmRecovers) {
   Value x = F32({1}, {1});
   auto failed = vm.Invoke("fails", std::span<const Value>(&x, 1));
   ASSERT_FALSE(failed.ok());
-  EXPECT_EQ(failed.status().message(), "test.fail: Tensor[(1,), f32]");
+  EXPECT_EQ(failed.status().message(), "functions[10] 'failing_helper': instruction at word 5 (call): " "test.fail: Tensor[(1,), f32]");
   EXPECT_EQ(profiler.runs().count, 1);
   // helper(7): call, increment, ret; failing_helper: call, increment; test.fail failed (not recorded).
   EXPECT_EQ(profiler.kind_stat(InstructionKind::kCallBytecode).count, 2);

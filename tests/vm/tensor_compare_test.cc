@@ -1,12 +1,12 @@
 // Comparing tensors with tolerances (numpy.allclose rules) for --expected-output.
-#include "vm/tensor_compare.h"
+#include "vm/tensor_io/tensor_compare.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 
 namespace strata::vm {
 namespace {

@@ -15,9 +15,12 @@
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
-#include "vm/bytecode.h"
+#include "vm/bytecode/bytecode.h"
+#include "vm/bytecode/builtin_names.h"
 
 namespace strata::backend {
+
+namespace builtin = vm::builtin;
 
 using namespace graph;  // NOLINT: a graph-level backend
 using serialization::ConstantSpec;
@@ -29,7 +32,6 @@ using vm::OperandKind;
 
 namespace {
 
-constexpr const char* kCopy = "vm.builtin.copy";
 
 class ModuleContext {
  public:
@@ -189,7 +191,7 @@ class MemoryPlanCollector : public ExprVisitor {
     }
     analysis::PackedCall packed;
     if (!analysis::MatchCallPacked(call, &packed)) return;
-    if (packed.name == "vm.builtin.alloc_storage" && !packed.args.empty()) {
+    if (packed.name == builtin::kAllocStorage && !packed.args.empty()) {
       serialization::PlannedStorageSpec storage;
       storage.name = binding.var->name;
       if (const auto* value = packed.args[0].as<PrimValueNode>(); value && tir::AsConstInt(value->value)) {
@@ -206,13 +208,13 @@ class MemoryPlanCollector : public ExprVisitor {
       }
       storages_[binding.var.get()] = static_cast<int32_t>(plan.storages.size());
       plan.storages.push_back(std::move(storage));
-    } else if (packed.name == "vm.builtin.alloc_tensor_from_storage" && packed.args.size() == 4) {
+    } else if (packed.name == builtin::kAllocTensorFromStorage && packed.args.size() == 4) {
       const auto* storage = packed.args[0].as<VarNode>();
       const auto* offset = packed.args[1].as<PrimValueNode>();
       auto it = storage ? storages_.find(storage) : storages_.end();
       if (it == storages_.end() || !offset || !tir::AsConstInt(offset->value)) return;
       plan.tensors.push_back({binding.var->name, type, it->second, *tir::AsConstInt(offset->value)});
-    } else if (packed.name == "vm.builtin.check_bound" && packed.args.size() == 4) {
+    } else if (packed.name == builtin::kCheckBound && packed.args.size() == 4) {
       const auto* shape = packed.args[0]->struct_info.as<ShapeStructInfoNode>();
       const auto* lo = packed.args[1].as<PrimValueNode>();
       const auto* hi = packed.args[2].as<PrimValueNode>();
@@ -278,7 +280,7 @@ class FunctionEmitter {
   int64_t ToRegister(int64_t operand) {
     if (vm::DecodeOperandKind(operand) == OperandKind::kRegister) return vm::DecodeOperandValue(operand);
     int64_t reg = NewRegister();
-    EmitCall(reg, ctx_->LibraryIndex(kCopy), {operand});
+    EmitCall(reg, ctx_->LibraryIndex(builtin::kCopy), {operand});
     return reg;
   }
 
@@ -344,14 +346,14 @@ class FunctionEmitter {
         std::vector<int64_t> fields;
         for (const Expr& f : expr.as<TupleNode>()->fields) fields.push_back(EmitValue(f, false));
         int64_t dst = NewRegister();
-        EmitCall(dst, ctx_->LibraryIndex("vm.builtin.tuple"), fields);
+        EmitCall(dst, ctx_->LibraryIndex(builtin::kTuple), fields);
         return Register(dst);
       }
       case ExprKind::kTupleGetItem: {
         const auto* op = expr.as<TupleGetItemNode>();
         int64_t tuple = EmitValue(op->tuple, false);
         int64_t dst = NewRegister();
-        EmitCall(dst, ctx_->LibraryIndex("vm.builtin.tuple_getitem"), {tuple, Immediate(op->index)});
+        EmitCall(dst, ctx_->LibraryIndex(builtin::kTupleGetItem), {tuple, Immediate(op->index)});
         return Register(dst);
       }
       case ExprKind::kCall:
@@ -377,16 +379,16 @@ class FunctionEmitter {
       args = std::move(packed.args);
       // Builtins name a device by its name in the IR and by its index in the
       // executable's devices table at run time.
-      if ((packed.name == "vm.builtin.to_device" || packed.name == "vm.builtin.alloc_device_tensor" ||
-           packed.name == "vm.builtin.alloc_storage") &&
+      if ((packed.name == builtin::kToDevice || packed.name == builtin::kAllocDeviceTensor ||
+           packed.name == builtin::kAllocStorage) &&
           !args.empty() && args.back().as<StringImmNode>()) {
         args.back() = analysis::Int64Value(ctx_->DeviceIndex(args.back().as<StringImmNode>()->value));
       }
     } else if (const auto* op = call->op.as<OpNode>()) {
       if (op->name == ops::kShapeOf) {
-        func = ctx_->LibraryIndex("vm.builtin.shape_of");
+        func = ctx_->LibraryIndex(builtin::kShapeOf);
       } else if (op->name == ops::kAllocTensor) {
-        func = ctx_->LibraryIndex("vm.builtin.alloc_tensor");
+        func = ctx_->LibraryIndex(builtin::kAllocTensor);
       } else if (op->name == ops::kKill) {
         return EmitKill(call);
       } else if (op->name == ops::kCallTIR || op->name == ops::kCallDPSPacked) {
@@ -425,7 +427,7 @@ class FunctionEmitter {
     }
     const int64_t operand = it->second;
     if (vm::DecodeOperandKind(operand) == OperandKind::kRegister && vm::DecodeOperandValue(operand) >= num_params_) {
-      EmitCall(vm::DecodeOperandValue(operand), ctx_->LibraryIndex("vm.builtin.null"), {});
+      EmitCall(vm::DecodeOperandValue(operand), ctx_->LibraryIndex(builtin::kNull), {});
     }
     return Register(0);
   }
@@ -434,7 +436,7 @@ class FunctionEmitter {
   int64_t EmitIf(const IfNode* op) {
     int64_t cond = ToRegister(EmitValue(op->condition, false));
     int64_t result = NewRegister();
-    int64_t copy = ctx_->LibraryIndex(kCopy);
+    int64_t copy = ctx_->LibraryIndex(builtin::kCopy);
     size_t if_pc = code_.size();
     Append({static_cast<int64_t>(Opcode::kIf), cond, 0});
     int64_t then_value = EmitValue(op->then_branch, false);

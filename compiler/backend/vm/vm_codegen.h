@@ -17,7 +17,7 @@
 // constants, floats, strings, dtypes and tensor constants go to the constant
 // pool, deduplicated. `if` becomes If/Goto with both branches writing one
 // result register through vm.builtin.copy. Instructions are encoded with the
-// vm/bytecode.h helpers only.
+// vm/bytecode/bytecode.h helpers only.
 #pragma once
 
 #include "compiler/ir/module.h"

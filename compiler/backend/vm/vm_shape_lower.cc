@@ -25,18 +25,16 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "vm/bytecode/builtin_names.h"
 
 namespace strata::backend {
+
+namespace builtin = vm::builtin;
 
 using namespace graph;  // NOLINT: a graph-level pass
 
 namespace {
 
-constexpr const char* kAllocShapeHeap = "vm.builtin.alloc_shape_heap";
-constexpr const char* kNull = "vm.builtin.null";
-constexpr const char* kMatchShape = "vm.builtin.match_shape";
-constexpr const char* kMakeShape = "vm.builtin.make_shape";
-constexpr const char* kShapeOfBuiltin = "vm.builtin.shape_of";
 
 // match_shape / make_shape codes (docs/vm_builtins.md).
 constexpr int64_t kAssertImm = 0;
@@ -45,11 +43,11 @@ constexpr int64_t kAssertLoad = 2;
 
 StructInfo VoidSI() { return TupleStructInfoNode::make({}); }
 
-// The variable x of shape_of(x) or call_packed("vm.builtin.shape_of", x), or nullptr.
+// The variable x of shape_of(x) or call_packed(builtin::kShapeOf, x), or nullptr.
 const VarNode* ShapeOfArgument(const CallNode* call) {
   if (analysis::IsOpCall(call, ops::kShapeOf)) return call->args.size() == 1 ? call->args[0].as<VarNode>() : nullptr;
   analysis::PackedCall packed;
-  if (!analysis::MatchCallPacked(call, &packed) || packed.name != kShapeOfBuiltin || packed.args.size() != 1) return nullptr;
+  if (!analysis::MatchCallPacked(call, &packed) || packed.name != builtin::kShapeOf || packed.args.size() != 1) return nullptr;
   return packed.args[0].as<VarNode>();
 }
 
@@ -63,7 +61,7 @@ bool AlreadyLowered(const FunctionNode& func) {
   analysis::PackedCall packed;
   if (first.var->name.rfind("shape_heap", 0) != 0) return false;
   if (!analysis::MatchCallPacked(first.value.as<CallNode>(), &packed)) return false;
-  return packed.name == kAllocShapeHeap || packed.name == kNull;
+  return packed.name == builtin::kAllocShapeHeap || packed.name == builtin::kNull;
 }
 
 // Original binding values by variable, to tell what a match_cast matches.
@@ -114,8 +112,8 @@ class ShapeLowerMutator : public Normalizer {
     // The heap size is known only now.
     Binding heap;
     heap.var = heap_;
-    heap.value = Annotate(num_slots_ > 0 ? analysis::MakeCallPacked(kAllocShapeHeap, {analysis::Int64Value(num_slots_)})
-                                         : analysis::MakeCallPacked(kNull, {}));
+    heap.value = Annotate(num_slots_ > 0 ? analysis::MakeCallPacked(builtin::kAllocShapeHeap, {analysis::Int64Value(num_slots_)})
+                                         : analysis::MakeCallPacked(builtin::kNull, {}));
     prologue.bindings.insert(prologue.bindings.begin(), std::move(heap));
     const auto* seq = body.as<SeqExprNode>();
     std::vector<BindingBlock> blocks = {std::move(prologue)};
@@ -170,7 +168,7 @@ class ShapeLowerMutator : public Normalizer {
         args.push_back(analysis::Int64Value(SlotOf(d)));
       }
     }
-    Var shape = Emit("shape", analysis::MakeCallPacked(kMakeShape, std::move(args), ShapeStructInfoNode::make(dims)));
+    Var shape = Emit("shape", analysis::MakeCallPacked(builtin::kMakeShape, std::move(args), ShapeStructInfoNode::make(dims)));
     state_.shapes[key] = shape;
     return shape;
   }
@@ -291,20 +289,20 @@ class ShapeLowerMutator : public Normalizer {
     auto needs = [&](const StructInfo& base) { return always || analysis::CheckBaseOf(base, value_sinfo) != analysis::BaseCheck::kPass; };
     if (const auto* prim = pattern.as<PrimStructInfoNode>()) {
       if (needs(pattern)) {
-        Check("vm.builtin.check_prim_info", {value, DataTypeImmNode::make(prim->dtype), StringImmNode::make(ctx)});
+        Check(builtin::kCheckPrimInfo, {value, DataTypeImmNode::make(prim->dtype), StringImmNode::make(ctx)});
       }
       return;
     }
     if (const auto* shape = pattern.as<ShapeStructInfoNode>()) {
       if (needs(ShapeStructInfoNode::make_ndim(shape->ndim))) {
-        Check("vm.builtin.check_shape_info", {value, analysis::Int64Value(shape->ndim), StringImmNode::make(ctx)});
+        Check(builtin::kCheckShapeInfo, {value, analysis::Int64Value(shape->ndim), StringImmNode::make(ctx)});
       }
       if (shape->values) todos->push_back({value, *shape->values, ctx});
       return;
     }
     if (const auto* tensor = pattern.as<TensorStructInfoNode>()) {
       if (needs(TensorStructInfoNode::make_ndim(tensor->ndim, tensor->dtype))) {
-        Check("vm.builtin.check_tensor_info", {value, analysis::Int64Value(tensor->ndim), DataTypeImmNode::make(tensor->dtype),
+        Check(builtin::kCheckTensorInfo, {value, analysis::Int64Value(tensor->ndim), DataTypeImmNode::make(tensor->dtype),
                                                StringImmNode::make(ctx)});
       }
       if (tensor->shape) todos->push_back({value, *tensor->shape, ctx});
@@ -313,7 +311,7 @@ class ShapeLowerMutator : public Normalizer {
     if (const auto* tuple = pattern.as<TupleStructInfoNode>()) {
       const auto* value_tuple = value_sinfo.defined() ? value_sinfo.as<TupleStructInfoNode>() : nullptr;
       if (always || !value_tuple || value_tuple->fields.size() != tuple->fields.size()) {
-        Check("vm.builtin.check_tuple_info",
+        Check(builtin::kCheckTupleInfo,
               {value, analysis::Int64Value(static_cast<int64_t>(tuple->fields.size())), StringImmNode::make(ctx)});
       }
       for (size_t i = 0; i < tuple->fields.size(); ++i) {
@@ -398,7 +396,7 @@ class ShapeLowerMutator : public Normalizer {
       args.push_back(StringImmNode::make(analysis::DimText(d)));
     }
     args.push_back(StringImmNode::make(todo.ctx + " (match_shape)"));
-    Check(kMatchShape, std::move(args));
+    Check(builtin::kMatchShape, std::move(args));
     for (const tir::VarNode* var : stored) state_.bound.insert(var);
   }
 

@@ -38,7 +38,7 @@ class Importer : public ImportContext {
     const onnx::GraphProto& graph = model_.graph();
     for (const onnx::TensorProto& init : graph.initializer()) {
       StatusOr<std::shared_ptr<const graph::HostTensor>> data = TensorFromProto(init);
-      if (!data.ok()) return ErrorStatus() << "initializer '" << init.name() << "': " << data.status().message();
+      if (!data.ok()) return Status(data.status()).WithContext("initializer '" + init.name() + "': ");
       values_[init.name()].constant = *data;
     }
     std::vector<graph::Var> params;
@@ -127,7 +127,7 @@ class Importer : public ImportContext {
     }
     const onnx::TypeProto::Tensor& type = input.type().tensor_type();
     StatusOr<DataType> dtype = DataTypeFromOnnx(type.elem_type());
-    if (!dtype.ok()) return ErrorStatus() << "graph input '" << input.name() << "': " << dtype.status().message();
+    if (!dtype.ok()) return Status(dtype.status()).WithContext("graph input '" + input.name() + "': ");
     if (!type.has_shape()) return graph::TensorStructInfoNode::make_ndim(-1, *dtype);
     std::vector<PrimExpr> dims;
     for (int d = 0; d < type.shape().dim_size(); ++d) {

@@ -1,5 +1,5 @@
 // VM codegen: the function table, verifiable bytecode (every instruction decoded
-// with the vm/bytecode.h helpers), operand kinds and the deduplicated constant pool.
+// with the vm/bytecode/bytecode.h helpers), operand kinds and the deduplicated constant pool.
 #include "compiler/backend/vm/vm_codegen.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "compiler/driver/pipeline.h"
 #include "tests/transform/test_util.h"
-#include "vm/bytecode.h"
+#include "vm/bytecode/bytecode.h"
 
 namespace strata::backend {
 namespace {

@@ -1,5 +1,5 @@
 // Element-wise comparison with numpy.allclose semantics; see tensor_compare.h.
-#include "vm/tensor_compare.h"
+#include "vm/tensor_io/tensor_compare.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "support/half_float.h"
 #include "vm/device.h"
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 
 namespace strata::vm {
 namespace {

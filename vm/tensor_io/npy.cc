@@ -1,5 +1,5 @@
 // .npy reading/writing and inline tensor values.
-#include "vm/npy.h"
+#include "vm/tensor_io/npy.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,10 +1,10 @@
-// Text listing of executables; operand syntax mirrors the bytecode comment in vm/bytecode.h.
-#include "vm/disassembler.h"
+// A readable description of a loaded executable, for `strata inspect` (see executable_description.h).
+#include "vm/executable_description.h"
 
 #include <iomanip>
 #include <sstream>
 
-#include "vm/bytecode.h"
+#include "vm/bytecode/disassembler.h"
 
 namespace strata::vm {
 namespace {
@@ -28,19 +28,6 @@ std::string Quote(const std::string& text, size_t max = 60) {
   return out + "\"";
 }
 
-std::string Operand(const Executable& exe, int64_t word) {
-  int64_t v = DecodeOperandValue(word);
-  switch (DecodeOperandKind(word)) {
-    case OperandKind::kRegister: return "r" + std::to_string(v);
-    case OperandKind::kImmediate: return std::to_string(v);
-    case OperandKind::kConstant: return "c" + std::to_string(v);
-    case OperandKind::kFunction: return "@" + exe.functions()[static_cast<size_t>(v)].name;
-  }
-  return "?";
-}
-
-std::string Offset(int64_t offset) { return (offset >= 0 ? "+" : "") + std::to_string(offset); }
-
 std::string DescribeConstant(const Value& v) {
   std::ostringstream out;
   switch (v.kind()) {
@@ -63,45 +50,10 @@ std::string DescribeConstant(const Value& v) {
 }  // namespace
 
 std::string DisassembleFunction(const Executable& exe, const VMFunction& f) {
-  std::ostringstream out;
-  const int64_t* code = f.code.data();
-  int64_t size = static_cast<int64_t>(f.code.size());
-  int width = static_cast<int>(std::to_string(size).size());
-  int64_t pc = 0;
-  while (pc < size) {
-    Opcode op = static_cast<Opcode>(code[pc]);
-    out << "    " << std::setw(width) << pc << ": ";
-    switch (op) {
-      case Opcode::kCall: {
-        int64_t dst = code[pc + 1], nargs = code[pc + 3];
-        out << "call ";
-        if (dst != kVoidRegister) out << "r" << dst << " = ";
-        out << exe.functions()[static_cast<size_t>(code[pc + 2])].name << "(";
-        for (int64_t i = 0; i < nargs; ++i) out << (i ? ", " : "") << Operand(exe, code[pc + 4 + i]);
-        out << ")";
-        pc += 4 + nargs;
-        break;
-      }
-      case Opcode::kRet:
-        out << "ret r" << code[pc + 1];
-        pc += 2;
-        break;
-      case Opcode::kGoto:
-        out << "goto " << Offset(code[pc + 1]) << "  (to " << pc + code[pc + 1] << ")";
-        pc += 2;
-        break;
-      case Opcode::kIf:
-        out << "if r" << code[pc + 1] << " else " << Offset(code[pc + 2]) << "  (to " << pc + code[pc + 2] << ")";
-        pc += 3;
-        break;
-      default:
-        out << "<invalid opcode " << code[pc] << ">";
-        pc = size;
-        break;
-    }
-    out << "\n";
-  }
-  return out.str();
+  std::vector<std::string> names;
+  names.reserve(exe.functions().size());
+  for (const VMFunction& g : exe.functions()) names.push_back(g.name);
+  return DisassembleCode(f.code, names);
 }
 
 namespace {
