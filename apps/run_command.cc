@@ -138,7 +138,7 @@ void PrintMemoryStats(size_t index, const vm::MemoryStats& stats) {
 // The device line of --stats (executables compiled for a device target).
 void PrintDeviceStats(size_t index, const vm::DeviceStats& stats) {
   std::fprintf(stderr,
-               "devices, call %zu: %lld host->device copies (%s), %lld device->host copies (%s), %lld kernel "
+               "devices, call %zu: %lld host->device copies (%s), %lld device->host copies (%s), %lld device kernel "
                "launches, device time %.3f us\n",
                index, static_cast<long long>(stats.host_to_device_copies),
                FormatBytes(stats.host_to_device_bytes).c_str(), static_cast<long long>(stats.device_to_host_copies),
@@ -225,7 +225,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
       "repeat", po::value<int64_t>(),
       "call the function N times (after --warmup calls) and print (to stderr) the latency: median, p90, min, mean")(
       "warmup", po::value<int64_t>()->default_value(0), "untimed calls before the timed ones")(
-      "profile", "print (to stderr) the time per instruction kind, per kernel and per library function of the "
+      "profile", "print (to stderr) the time per instruction kind, per compiled kernel and per library function of the "
                  "timed calls; see docs/vm.md")(
       "trace", po::value<std::string>(),
       "write a Chrome trace-event JSON of every call the timed calls make to this file (open it in "

@@ -54,11 +54,6 @@ int64_t Product(std::span<const int64_t> dims) {
   return p;
 }
 
-Status CheckArgCount(const char* fn, int32_t num_args, int32_t expected, const char* names) {
-  if (num_args == expected) return Status::Ok();
-  return Status(ErrorStatus() << fn << " expects " << expected << " arguments (" << names << "), got " << num_args);
-}
-
 Status GetDenseArgs(const char* fn, const vm::Value* const* args, int32_t num_args, bool with_bias,
                     const char* bias_name, const char* out_name, DenseArgs* d) {
   const int32_t expected = with_bias ? 4 : 3;

@@ -7,9 +7,12 @@
 #include <span>
 
 #include "support/status.h"
+#include "vm/registry.h"
 #include "vm/value.h"
 
 namespace strata::kernels {
+
+using vm::CheckArgCount;
 
 // Argument `index` as a CPU f32 tensor of rank >= min_rank (exactly `exact_rank` when >= 0).
 Status GetF32(const char* fn, const vm::Value* const* args, int index, const char* param, int min_rank,
@@ -24,9 +27,6 @@ Status CheckOutput(const char* fn, const char* name, const vm::Tensor* out,
                    std::initializer_list<const vm::Tensor*> inputs, const char* input_names);
 
 int64_t Product(std::span<const int64_t> dims);
-
-// "fn expects N arguments (names), got M" unless num_args == expected.
-Status CheckArgCount(const char* fn, int32_t num_args, int32_t expected, const char* names);
 
 // The checked operands of a dense call (X[..., k], W[n, k], optional bias[n], out[..., n]).
 struct DenseArgs {

@@ -15,6 +15,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX importer
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev  # llvm-config --system-libs
   clang-format-16 clang-tidy-16    # scripts/format.sh (checked by the tests), scripts/tidy.sh
+  rapidjson-dev                    # tests: reading the profiler's trace JSON
 )
 
 missing=()

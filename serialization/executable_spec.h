@@ -15,7 +15,7 @@
 
 namespace strata::serialization {
 
-enum class FunctionKindSpec : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2, kDevice = 3 };
+enum class FunctionKindSpec : uint8_t { kBytecode = 0, kCompiledKernel = 1, kLibrary = 2, kDevice = 3 };
 
 // The memory plan of a bytecode function (descriptive; see executable.fbs).
 struct PlannedStorageSpec {

@@ -18,11 +18,6 @@ namespace {
 namespace fbs = ::flatbuffers;
 
 template <typename T>
-uint32_t SizeOf(const fbs::Vector<T>* vec) {
-  return vec ? vec->size() : 0;
-}
-
-template <typename T>
 bool IsAligned(const fbs::Vector<T>* vec) {
   // flatbuffers does not align an empty vector (the shape of a 0-d tensor); no
   // element is ever read from it.
@@ -128,14 +123,14 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
   switch (f->kind()) {
     case fb::FunctionKind::Bytecode:
       return VerifyBytecodeFunctionLayout(label, f);
-    case fb::FunctionKind::Kernel: {
+    case fb::FunctionKind::CompiledKernel: {
       uint32_t n = SizeOf(exe.native_modules());
       if (f->module_index() < 0 || static_cast<uint32_t>(f->module_index()) >= n) {
-        return Status(Corrupt() << label << ": kernel module_index " << f->module_index() << " out of range (" << n
+        return Status(Corrupt() << label << ": compiled kernel module_index " << f->module_index() << " out of range (" << n
                              << " native modules)");
       }
       if (f->symbol() == nullptr || f->symbol()->size() == 0) {
-        return Status(Corrupt() << label << ": kernel has no symbol");
+        return Status(Corrupt() << label << ": compiled kernel has no symbol");
       }
       return Status::Ok();
     }
@@ -151,7 +146,7 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
                                     << " devices)");
       }
       if (f->symbol() == nullptr || f->symbol()->size() == 0) {
-        return Status(Corrupt() << label << ": device function has no kernel name (symbol)");
+        return Status(Corrupt() << label << ": device function has no device kernel name (symbol)");
       }
       return Status::Ok();
     }

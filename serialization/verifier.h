@@ -6,7 +6,7 @@
 //   - every function has a valid kind; a bytecode function has 0 <= num_params
 //     <= num_registers <= kMaxRegisters, param_names absent or one per parameter,
 //     and non-empty, 8-byte aligned code;
-//   - kernel functions name a native module in range and a symbol;
+//   - compiled-kernel functions name a native module in range and a symbol;
 //   - library functions have a name;
 //   - constants have a value of a known type; tensor constants a valid dtype,
 //     dims >= 0 and exactly product(shape) * dtype bytes of data;
@@ -32,5 +32,11 @@ Status VerifyExecutableSemantics(const fb::Executable& exe);
 
 // "functions[3] 'main'": how every verifier names a function.
 std::string FunctionLabel(uint32_t index, const fb::Function* f);
+
+// Elements of an optional flatbuffers vector (absent is empty).
+template <typename T>
+uint32_t SizeOf(const ::flatbuffers::Vector<T>* vec) {
+  return vec ? vec->size() : 0;
+}
 
 }  // namespace strata::serialization

@@ -57,10 +57,13 @@ class DataType {
 };
 
 inline std::string DataType::ToString() const {
+  // Appending (rather than "i" + to_string) keeps GCC 12's -Wrestrict false
+  // positive on operator+(const char*, string&&) out of every includer.
+  auto with_bits = [this](char prefix) { return std::string(1, prefix).append(std::to_string(bits_)); };
   switch (code_) {
-    case Code::kInt: return "i" + std::to_string(bits_);
-    case Code::kUInt: return "u" + std::to_string(bits_);
-    case Code::kFloat: return "f" + std::to_string(bits_);
+    case Code::kInt: return with_bits('i');
+    case Code::kUInt: return with_bits('u');
+    case Code::kFloat: return with_bits('f');
     case Code::kBool: return "bool";
     case Code::kHandle: return bits_ == 0 ? "void" : "handle";
   }

@@ -120,7 +120,7 @@ class [[nodiscard]] Status {
     SourceLocation location;
   };
   Status(StatusCode code, std::string message)
-      : error_(std::make_unique<Payload>(Payload{code, std::move(message)})) {}
+      : error_(std::make_unique<Payload>(Payload{code, std::move(message), SourceLocation{}})) {}
   std::unique_ptr<Payload> error_;
 };
 

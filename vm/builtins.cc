@@ -19,12 +19,6 @@ namespace {
 
 // ---- argument helpers --------------------------------------------------------
 
-Status CheckArity(const char* builtin, int32_t num_args, int32_t want, const char* params) {
-  if (num_args == want) return Status::Ok();
-  return Status(ErrorStatus() << builtin << " expects " << want << " argument" << (want == 1 ? "" : "s") << " (" << params
-                       << "), got " << num_args);
-}
-
 Status KindError(const char* builtin, int index, const char* param, const char* want, const Value& got) {
   return Status(ErrorStatus() << builtin << ": argument " << index << " (" << param << ") must be " << want << ", got "
                        << got.Describe());
@@ -85,7 +79,7 @@ StatusOr<Ref<Tensor>> NewTensor(std::span<const int64_t> shape, DataType dtype) 
 
 Status ShapeOf(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kShapeOf;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "t"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 1, "t"));
   if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
   *out_result = Value::FromShape(args[0]->tensor()->shape());
   return Status::Ok();
@@ -93,8 +87,8 @@ Status ShapeOf(void*, const Value* const* args, int32_t num_args, Value* out_res
 
 Status AllocShapeHeap(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kAllocShapeHeap;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "size"));
-  int64_t size;
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 1, "size"));
+  int64_t size = 0;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 0, "size", &size));
   // A heap holds one slot per symbolic variable; a huge size is a corrupt program.
   constexpr int64_t kMaxHeapSize = int64_t{1} << 24;
@@ -110,10 +104,10 @@ Status AllocShapeHeap(void*, const Value* const* args, int32_t num_args, Value* 
 
 Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*) {
   constexpr const char* kName = builtin::kCheckTensorInfo;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "v, ndim, dtype, err_ctx"));
-  int64_t ndim;
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 4, "v, ndim, dtype, err_ctx"));
+  int64_t ndim = 0;
   DataType dtype;
-  const std::string* ctx;
+  const std::string* ctx = nullptr;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
   STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 2, "dtype", &dtype));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 3, "err_ctx", &ctx));
@@ -133,9 +127,9 @@ Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*
 
 Status CheckShapeInfo(void*, const Value* const* args, int32_t num_args, Value*) {
   constexpr const char* kName = builtin::kCheckShapeInfo;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, ndim, err_ctx"));
-  int64_t ndim;
-  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 3, "v, ndim, err_ctx"));
+  int64_t ndim = 0;
+  const std::string* ctx = nullptr;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
   const Value& v = *args[0];
@@ -149,9 +143,9 @@ Status CheckShapeInfo(void*, const Value* const* args, int32_t num_args, Value*)
 
 Status CheckPrimInfo(void*, const Value* const* args, int32_t num_args, Value*) {
   constexpr const char* kName = builtin::kCheckPrimInfo;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, dtype, err_ctx"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 3, "v, dtype, err_ctx"));
   DataType dtype;
-  const std::string* ctx;
+  const std::string* ctx = nullptr;
   STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 1, "dtype", &dtype));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
   const Value& v = *args[0];
@@ -171,9 +165,9 @@ Status CheckPrimInfo(void*, const Value* const* args, int32_t num_args, Value*) 
 
 Status CheckTupleInfo(void*, const Value* const* args, int32_t num_args, Value*) {
   constexpr const char* kName = builtin::kCheckTupleInfo;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "v, size, err_ctx"));
-  int64_t size;
-  const std::string* ctx;
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 3, "v, size, err_ctx"));
+  int64_t size = 0;
+  const std::string* ctx = nullptr;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "size", &size));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
   const Value& v = *args[0];
@@ -190,13 +184,13 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
   if (num_args < 4) {
     return Status(ErrorStatus() << kName << " expects at least 4 arguments (v, heap, ndim, ..., err_ctx), got " << num_args);
   }
-  int64_t ndim;
+  int64_t ndim = 0;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 2, "ndim", &ndim));
   if (ndim < 0 || ndim > (num_args - 4) / 3 || 4 + 3 * ndim != num_args) {
     return Status(ErrorStatus() << kName << ": ndim " << ndim << " needs " << (ndim >= 0 ? 4 + 3 * ndim : 4)
                          << " arguments, got " << num_args);
   }
-  const std::string* ctx;
+  const std::string* ctx = nullptr;
   STRATA_RETURN_IF_ERROR(GetString(kName, args, num_args - 1, "err_ctx", &ctx));
   Tensor* heap = nullptr;
   if (!args[1]->is_null()) STRATA_RETURN_IF_ERROR(GetHeap(kName, args, 1, &heap));
@@ -217,7 +211,7 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
   int64_t* heap_data = heap ? heap->data_as<int64_t>() : nullptr;
   for (int64_t i = 0; i < ndim; ++i) {
     int base = static_cast<int>(3 + 3 * i);
-    int64_t code, value;
+    int64_t code = 0, value = 0;
     STRATA_RETURN_IF_ERROR(GetInt(kName, args, base, "code", &code));
     STRATA_RETURN_IF_ERROR(GetInt(kName, args, base + 1, "value", &value));
     const Value& expr_value = *args[base + 2];
@@ -257,7 +251,7 @@ Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_r
   if (num_args < 2) {
     return Status(ErrorStatus() << kName << " expects at least 2 arguments (heap, ndim, ...), got " << num_args);
   }
-  int64_t ndim;
+  int64_t ndim = 0;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
   if (ndim < 0 || ndim > (num_args - 2) / 2 || 2 + 2 * ndim != num_args) {
     return Status(ErrorStatus() << kName << ": ndim " << ndim << " needs " << (ndim >= 0 ? 2 + 2 * ndim : 2)
@@ -275,7 +269,7 @@ Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_r
   }
   for (int64_t i = 0; i < ndim; ++i) {
     int base = static_cast<int>(2 + 2 * i);
-    int64_t code, value;
+    int64_t code = 0, value = 0;
     STRATA_RETURN_IF_ERROR(GetInt(kName, args, base, "code", &code));
     STRATA_RETURN_IF_ERROR(GetInt(kName, args, base + 1, "value", &value));
     if (code == 0) {
@@ -298,11 +292,11 @@ Status GetDevice(const char* builtin, const Value* const* args, int index, Plugg
 // plan sized its arena for.
 Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
   constexpr const char* kName = builtin::kCheckBound;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "v, lo, hi, err_ctx"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 4, "v, lo, hi, err_ctx"));
   const Value& v = *args[0];
   if (!v.is_shape() || v.shape().size() != 1) return KindError(kName, 0, "v", "a Shape of one dimension", v);
-  int64_t lo, hi;
-  const std::string* ctx;
+  int64_t lo = 0, hi = 0;
+  const std::string* ctx = nullptr;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "lo", &lo));
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 2, "hi", &hi));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 3, "err_ctx", &ctx));
@@ -315,8 +309,8 @@ Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
 // when the size is symbolic (the plan computes it with make_shape).
 Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kAllocStorage;
-  if (num_args != 3) STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "bytes, alignment[, device]"));
-  int64_t bytes, alignment;
+  if (num_args != 3) STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 2, "bytes, alignment[, device]"));
+  int64_t bytes = 0, alignment = 0;
   const Value& size = *args[0];
   if (size.is_shape() && size.shape().size() == 1) {
     bytes = size.shape()[0];
@@ -332,7 +326,7 @@ Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* ou
   }
   if (num_args == 3) {
     // Device memory (a memory plan's device arena or token): the plug-in's alignment applies.
-    PluggedDevice* device;
+    PluggedDevice* device = nullptr;
     STRATA_RETURN_IF_ERROR(GetDevice(kName, args, 2, &device));
     auto storage = device->Allocate(bytes);
     if (!storage.ok()) return Status(storage.status()).WithContext(std::string(kName) + ": ");
@@ -348,9 +342,9 @@ Status AllocStorage(void*, const Value* const* args, int32_t num_args, Value* ou
 
 Status AllocTensorFromStorage(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kAllocTensorFromStorage;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 4, "s, offset, shape, dtype"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 4, "s, offset, shape, dtype"));
   if (!args[0]->is_storage()) return KindError(kName, 0, "s", "a Storage", *args[0]);
-  int64_t offset;
+  int64_t offset = 0;
   DataType dtype;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "offset", &offset));
   if (!args[2]->is_shape()) return KindError(kName, 2, "shape", "a Shape", *args[2]);
@@ -363,7 +357,7 @@ Status AllocTensorFromStorage(void*, const Value* const* args, int32_t num_args,
 
 Status AllocTensor(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kAllocTensor;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "shape, dtype"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 2, "shape, dtype"));
   if (!args[0]->is_shape()) return KindError(kName, 0, "shape", "a Shape", *args[0]);
   DataType dtype;
   STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 1, "dtype", &dtype));
@@ -376,7 +370,7 @@ Status AllocTensor(void*, const Value* const* args, int32_t num_args, Value* out
 // ---- devices (vm/plugged_device.h) ----------------------------------------------
 
 Status GetDevice(const char* builtin, const Value* const* args, int index, PluggedDevice** out_device) {
-  int64_t device;
+  int64_t device = 0;
   STRATA_RETURN_IF_ERROR(GetInt(builtin, args, index, "device", &device));
   std::span<const std::shared_ptr<PluggedDevice>> devices = CurrentDevices();
   if (device < 0 || static_cast<size_t>(device) >= devices.size()) {
@@ -390,9 +384,9 @@ Status GetDevice(const char* builtin, const Value* const* args, int index, Plugg
 // to_device(t, device): a copy of host tensor t on the device (asynchronous).
 Status ToDevice(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kToDevice;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "t, device"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 2, "t, device"));
   if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
-  PluggedDevice* device;
+  PluggedDevice* device = nullptr;
   STRATA_RETURN_IF_ERROR(GetDevice(kName, args, 1, &device));
   auto copy = device->CopyToDevice(args[0]->tensor_ref());
   if (!copy.ok()) return Status(copy.status()).WithContext(std::string(kName) + ": ");
@@ -403,7 +397,7 @@ Status ToDevice(void*, const Value* const* args, int32_t num_args, Value* out_re
 // to_host(t): a host copy of device tensor t; waits for the device (the host reads it).
 Status ToHost(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kToHost;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 1, "t"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 1, "t"));
   if (!args[0]->is_tensor()) return KindError(kName, 0, "t", "a Tensor", *args[0]);
   const Tensor& t = *args[0]->tensor();
   if (t.device().device_type == kDLCPU) {
@@ -425,11 +419,11 @@ Status ToHost(void*, const Value* const* args, int32_t num_args, Value* out_resu
 // alloc_device_tensor(shape, dtype, device): an uninitialized tensor in device memory.
 Status AllocDeviceTensor(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kAllocDeviceTensor;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 3, "shape, dtype, device"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 3, "shape, dtype, device"));
   if (!args[0]->is_shape()) return KindError(kName, 0, "shape", "a Shape", *args[0]);
   DataType dtype;
   STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 1, "dtype", &dtype));
-  PluggedDevice* device;
+  PluggedDevice* device = nullptr;
   STRATA_RETURN_IF_ERROR(GetDevice(kName, args, 2, &device));
   if (!IsValidTensorDataType(dtype)) return Status(ErrorStatus() << kName << ": invalid dtype " << dtype.ToString());
   auto bytes = NumBytesOf(args[0]->shape(), dtype);
@@ -452,9 +446,9 @@ Status MakeTuple(void*, const Value* const* args, int32_t num_args, Value* out_r
 
 Status TupleGetItem(void*, const Value* const* args, int32_t num_args, Value* out_result) {
   constexpr const char* kName = builtin::kTupleGetItem;
-  STRATA_RETURN_IF_ERROR(CheckArity(kName, num_args, 2, "t, i"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 2, "t, i"));
   if (!args[0]->is_tuple()) return KindError(kName, 0, "t", "a Tuple", *args[0]);
-  int64_t index;
+  int64_t index = 0;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "i", &index));
   const Tuple* tuple = args[0]->tuple();
   if (index < 0 || index >= tuple->size()) {
@@ -465,13 +459,13 @@ Status TupleGetItem(void*, const Value* const* args, int32_t num_args, Value* ou
 }
 
 Status Copy(void*, const Value* const* args, int32_t num_args, Value* out_result) {
-  STRATA_RETURN_IF_ERROR(CheckArity(builtin::kCopy, num_args, 1, "v"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(builtin::kCopy, num_args, 1, "v"));
   *out_result = *args[0];
   return Status::Ok();
 }
 
 Status Null(void*, const Value* const*, int32_t num_args, Value* out_result) {
-  STRATA_RETURN_IF_ERROR(CheckArity(builtin::kNull, num_args, 0, ""));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(builtin::kNull, num_args, 0, ""));
   *out_result = Value();
   return Status::Ok();
 }

@@ -99,9 +99,9 @@ StatusOr<size_t> FileSize(int fd, const std::string& path) {
 const char* FunctionKindName(FunctionKind kind) {
   switch (kind) {
     case FunctionKind::kBytecode: return "bytecode";
-    case FunctionKind::kKernel: return "kernel";
+    case FunctionKind::kCompiledKernel: return "compiled kernel";
     case FunctionKind::kLibrary: return "library";
-    case FunctionKind::kDevice: return "device";
+    case FunctionKind::kDevice: return "device kernel";
   }
   return "<invalid>";
 }
@@ -197,7 +197,7 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
                                                      : "arg" + std::to_string(p));
         }
         out.code = std::span<const int64_t>(f->code()->data(), f->code()->size());
-      } else if (out.kind == FunctionKind::kKernel) {
+      } else if (out.kind == FunctionKind::kCompiledKernel) {
         out.module_index = f->module_index();
         out.symbol = f->symbol()->str();
       } else if (out.kind == FunctionKind::kDevice) {
@@ -325,7 +325,7 @@ Status Executable::Resolve() {
                                 "it, or check the name)");
       }
       f.library = *fn;
-    } else if (f.kind == FunctionKind::kKernel) {
+    } else if (f.kind == FunctionKind::kCompiledKernel) {
       auto kernel = modules_[static_cast<size_t>(f.module_index)]->Lookup(f.symbol);
       if (!kernel.ok()) return Status(kernel.status()).WithContext(label + " '" + f.name + "'" + offloaded + ": ");
       f.kernel = kernel.value();

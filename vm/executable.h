@@ -39,7 +39,7 @@ class PluggedDevice;
 
 class NativeModule;
 
-enum class FunctionKind : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2, kDevice = 3 };
+enum class FunctionKind : uint8_t { kBytecode = 0, kCompiledKernel = 1, kLibrary = 2, kDevice = 3 };
 
 // Operand words of VMFunction::dispatch_code. A register operand stays its
 // register index (>= 0). Any other operand becomes the address of the Value it
@@ -48,7 +48,7 @@ enum class FunctionKind : uint8_t { kBytecode = 0, kKernel = 1, kLibrary = 2, kD
 // The interpreter then turns any operand into a Value pointer with one compare,
 // constructing nothing.
 inline constexpr uint64_t kDispatchValueTag = uint64_t{1} << 63;
-const char* FunctionKindName(FunctionKind kind);  // "bytecode", "kernel", "library", "device"
+const char* FunctionKindName(FunctionKind kind);  // "bytecode", "compiled kernel", "library", "device kernel"
 
 // One entry of the function table, with everything the interpreter needs.
 struct VMFunction {

@@ -97,7 +97,7 @@ std::string DescribeExecutable(const Executable& exe) {
       const VMFunction& f = exe.functions()[i];
       if (f.backend.empty()) continue;
       out << "  " << f.backend << "  " << f.name << "  ";
-      if (f.kind == FunctionKind::kKernel) {
+      if (f.kind == FunctionKind::kCompiledKernel) {
         out << "generated code in native_modules[" << f.module_index << "]\n";
       } else {
         out << "runtime library function\n";
@@ -114,7 +114,7 @@ std::string DescribeExecutable(const Executable& exe) {
         kernels += f.kind == FunctionKind::kDevice && f.device_index == static_cast<int32_t>(i) ? 1 : 0;
       }
       out << "  [" << i << "] " << d.name << (d.options.empty() ? "" : "  options " + Quote(d.options)) << "  "
-          << kernels << " kernel" << (kernels == 1 ? "" : "s") << "\n";
+          << kernels << " device kernel" << (kernels == 1 ? "" : "s") << "\n";
     }
   }
 
@@ -131,7 +131,7 @@ std::string DescribeExecutable(const Executable& exe) {
         out << DisassembleFunction(exe, f);
         break;
       }
-      case FunctionKind::kKernel:
+      case FunctionKind::kCompiledKernel:
         out << "  native_modules[" << f.module_index << "] symbol " << f.symbol;
         out << (f.backend.empty() ? "" : "  backend " + f.backend) << "\n";
         break;
@@ -140,7 +140,7 @@ std::string DescribeExecutable(const Executable& exe) {
         break;
       case FunctionKind::kDevice: {
         const auto& devices = exe.devices();
-        out << "  kernel " << f.symbol << " on device "
+        out << "  " << f.symbol << " on device "
             << (static_cast<size_t>(f.device_index) < devices.size() ? devices[f.device_index].name : "?") << "\n";
         break;
       }

@@ -41,20 +41,20 @@ Status WriteAll(int fd, std::span<const uint8_t> bytes) {
 
 StatusOr<std::unique_ptr<NativeModule>> NativeModule::Load(std::span<const uint8_t> code, std::string_view name) {
   std::string module_name(name);
-  if (code.empty()) return Status(ErrorStatus() << module_name << ": kernel module is empty");
+  if (code.empty()) return Status(ErrorStatus() << module_name << ": native module is empty");
   // memfd names are for /proc listings only and limited to 249 bytes.
   int fd = memfd_create(("strata:" + module_name.substr(0, 200)).c_str(), MFD_CLOEXEC);
   if (fd < 0) return Status(ErrorStatus() << module_name << ": memfd_create failed: " << std::strerror(errno));
   if (Status status = WriteAll(fd, code); !status.ok()) {
     close(fd);
-    return std::move(status).WithContext(module_name + ": cannot write kernel module to memfd: ");
+    return std::move(status).WithContext(module_name + ": cannot write native module to memfd: ");
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     std::string error = DlErrorText();
     close(fd);
-    return Status(ErrorStatus() << module_name << ": cannot load kernel module: " << error);
+    return Status(ErrorStatus() << module_name << ": cannot load native module: " << error);
   }
   // From here on the destructor releases the handle and the fd.
   std::unique_ptr<NativeModule> module(new NativeModule(handle, fd, module_name));
@@ -63,15 +63,15 @@ StatusOr<std::unique_ptr<NativeModule>> NativeModule::Load(std::span<const uint8
   auto* version = static_cast<const uint32_t*>(dlsym(handle, STRATA_ABI_VERSION_SYMBOL));
   if (version == nullptr) {
     return Status(ErrorStatus() << module_name
-                                << ": not a Strata kernel module (no " STRATA_ABI_VERSION_SYMBOL " symbol)");
+                                << ": not a Strata native module (no " STRATA_ABI_VERSION_SYMBOL " symbol)");
   }
   if (*version != STRATA_KERNEL_ABI_VERSION) {
-    return Status(ErrorStatus(StatusCode::kUnimplemented) << module_name << ": kernel ABI version " << *version << ", runtime supports "
+    return Status(ErrorStatus(StatusCode::kUnimplemented) << module_name << ": compiled-kernel ABI version " << *version << ", runtime supports "
                                 << STRATA_KERNEL_ABI_VERSION);
   }
   auto* api_slot = static_cast<const StrataRuntimeApi**>(dlsym(handle, STRATA_RUNTIME_API_SYMBOL));
   if (api_slot == nullptr) {
-    return Status(ErrorStatus() << module_name << ": kernel module has no " STRATA_RUNTIME_API_SYMBOL " symbol");
+    return Status(ErrorStatus() << module_name << ": native module has no " STRATA_RUNTIME_API_SYMBOL " symbol");
   }
   *api_slot = GetKernelRuntimeApi();
   return module;
@@ -87,7 +87,7 @@ StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
   dlerror();
   void* address = dlsym(handle_, name.c_str());
   if (address == nullptr) {
-    return Status(ErrorStatus(StatusCode::kNotFound) << name_ << ": kernel symbol '" << name << "' not found");
+    return Status(ErrorStatus(StatusCode::kNotFound) << name_ << ": compiled kernel symbol '" << name << "' not found");
   }
   // dlsym on a handle also searches the module's dependencies (libc, libm); only a
   // definition inside the module itself is a kernel.
@@ -96,7 +96,7 @@ StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
   struct link_map* module_map = nullptr;
   if (dladdr1(address, &info, reinterpret_cast<void**>(&found_in), RTLD_DL_LINKMAP) != 0 &&
       dlinfo(handle_, RTLD_DI_LINKMAP, &module_map) == 0 && found_in != module_map) {
-    return Status(ErrorStatus(StatusCode::kNotFound) << name_ << ": kernel symbol '" << name << "' not found (it resolves to "
+    return Status(ErrorStatus(StatusCode::kNotFound) << name_ << ": compiled kernel symbol '" << name << "' not found (it resolves to "
                                 << (info.dli_fname ? info.dli_fname : "another library") << ")");
   }
   return reinterpret_cast<StrataKernelFn>(address);

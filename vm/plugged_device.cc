@@ -173,7 +173,7 @@ StatusOr<StrataDeviceKernel> PluggedDevice::LookupKernel(const std::string& kern
   if (api_.device_get_properties(device_, &properties) == STRATA_DEVICE_OK) {
     for (uint32_t i = 0; i < properties.num_kernels; ++i) known += (i ? ", " : "") + std::string(properties.kernel_names[i]);
   }
-  return Status(ErrorStatus(StatusCode::kNotFound) << "device '" << name_ << "' has no kernel '" << kernel_name << "' (it has: " << known
+  return Status(ErrorStatus(StatusCode::kNotFound) << "device '" << name_ << "' has no device kernel '" << kernel_name << "' (it has: " << known
                               << ")");
 }
 
@@ -245,7 +245,7 @@ Status PluggedDevice::Launch(StrataDeviceKernel kernel, const std::string& kerne
                              std::span<const StrataDeviceArg> args) {
   int rc = api_.queue_launch(device_, queue_, kernel, args.data(), static_cast<int32_t>(args.size()));
   if (rc == STRATA_DEVICE_OK) return Status::Ok();
-  return Status(Error(("launching kernel '" + kernel_name + "'").c_str(), rc));
+  return Status(Error(("launching device kernel '" + kernel_name + "'").c_str(), rc));
 }
 
 Status PluggedDevice::Synchronize() {

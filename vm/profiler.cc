@@ -14,7 +14,7 @@ namespace {
 const char* CategoryName(Profiler::EventCategory category) {
   switch (category) {
     case Profiler::EventCategory::kLibrary: return "library";
-    case Profiler::EventCategory::kKernel: return "kernel";
+    case Profiler::EventCategory::kCompiledKernel: return "compiled kernel";
     case Profiler::EventCategory::kBytecode: return "bytecode";
     case Profiler::EventCategory::kInvoke: return "invoke";
     case Profiler::EventCategory::kDevice: return "device";
@@ -75,9 +75,14 @@ void AppendTable(std::string* out, const char* first_column, std::vector<Row> ro
   size_t width = std::string_view(first_column).size();
   for (const Row& row : rows) width = std::max(width, row.name.size());
   const bool with_kind = !rows.empty() && rows[0].kind != nullptr;
-  const int w = static_cast<int>(width);
+  size_t kind_width = std::string_view("kind").size();
   if (with_kind) {
-    AppendFormat(out, "%-*s  %-7s %10s %12s %10s %7s\n", w, first_column, "kind", "count", "total us", "mean us",
+    for (const Row& row : rows) kind_width = std::max(kind_width, std::string_view(row.kind).size());
+  }
+  const int w = static_cast<int>(width);
+  const int kw = static_cast<int>(kind_width);
+  if (with_kind) {
+    AppendFormat(out, "%-*s  %-*s %10s %12s %10s %7s\n", w, first_column, kw, "kind", "count", "total us", "mean us",
                  "share");
   } else {
     AppendFormat(out, "%-*s  %10s %12s %10s %7s\n", w, first_column, "count", "total us", "mean us", "share");
@@ -88,7 +93,7 @@ void AppendTable(std::string* out, const char* first_column, std::vector<Row> ro
         instruction_ns > 0 ? 100.0 * static_cast<double>(row.stat.total_ns) / static_cast<double>(instruction_ns) : 0.0;
     out->append(row.name);
     out->append(width - row.name.size() + 2, ' ');
-    if (with_kind) AppendFormat(out, "%-7s ", row.kind);
+    if (with_kind) AppendFormat(out, "%-*s ", kw, row.kind);
     AppendFormat(out, "%10" PRId64 " %12.3f %10.3f %6.1f%%\n", row.stat.count, Micros(row.stat.total_ns), mean, share);
   }
 }
@@ -98,7 +103,7 @@ void AppendTable(std::string* out, const char* first_column, std::vector<Row> ro
 const char* InstructionKindName(InstructionKind kind) {
   switch (kind) {
     case InstructionKind::kCallLibrary: return "call library";
-    case InstructionKind::kCallKernel: return "call kernel";
+    case InstructionKind::kCallCompiledKernel: return "call compiled kernel";
     case InstructionKind::kCallDevice: return "call device";
     case InstructionKind::kCallBytecode: return "call bytecode";
     case InstructionKind::kRet: return "ret";

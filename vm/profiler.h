@@ -49,7 +49,7 @@
 namespace strata::vm {
 
 // What the VM reports an instruction as.
-enum class InstructionKind : uint8_t { kCallLibrary = 0, kCallKernel, kCallBytecode, kRet, kGoto, kIf, kCallDevice };
+enum class InstructionKind : uint8_t { kCallLibrary = 0, kCallCompiledKernel, kCallBytecode, kRet, kGoto, kIf, kCallDevice };
 inline constexpr int kNumInstructionKinds = 7;
 // "call library", "call kernel", "call bytecode", "ret", "goto", "if", "call device".
 // A device call's time is its submission (launches are asynchronous); the
@@ -68,7 +68,7 @@ class Profiler {
   };
   // A complete event: `function` is the callee (or the entry function for a
   // run), `category` the Chrome trace category.
-  enum class EventCategory : uint8_t { kLibrary, kKernel, kBytecode, kInvoke, kDevice };
+  enum class EventCategory : uint8_t { kLibrary, kCompiledKernel, kBytecode, kInvoke, kDevice };
   struct TraceEvent {
     int64_t start_ns;
     int64_t duration_ns;
@@ -95,13 +95,13 @@ class Profiler {
     Stat& k = kinds_[static_cast<size_t>(kind)];
     ++k.count;
     k.total_ns += end - start;
-    if (kind == InstructionKind::kCallLibrary || kind == InstructionKind::kCallKernel ||
+    if (kind == InstructionKind::kCallLibrary || kind == InstructionKind::kCallCompiledKernel ||
         kind == InstructionKind::kCallDevice) {
       Stat& f = functions_[static_cast<size_t>(callee)];
       ++f.count;
       f.total_ns += end - start;
       if (options_.record_trace) {
-        EventCategory category = kind == InstructionKind::kCallKernel   ? EventCategory::kKernel
+        EventCategory category = kind == InstructionKind::kCallCompiledKernel   ? EventCategory::kCompiledKernel
                                  : kind == InstructionKind::kCallDevice ? EventCategory::kDevice
                                                                         : EventCategory::kLibrary;
         events_.push_back(TraceEvent{start, end - start, callee, category});

@@ -74,6 +74,12 @@ std::vector<std::string> ListLibraryFunctions() {
   return names;
 }
 
+Status CheckArgCount(std::string_view fn, int32_t num_args, int32_t expected, std::string_view params) {
+  if (num_args == expected) return Status::Ok();
+  return ErrorStatus() << fn << " expects " << expected << " argument" << (expected == 1 ? "" : "s") << " (" << params
+                       << "), got " << num_args;
+}
+
 namespace internal {
 bool RegisterAtStartup(const char* name, LibraryFn fn) {
   Status status = RegisterLibraryFunction(name, fn);

@@ -47,6 +47,10 @@ using LibraryStdFunction = std::function<Status(std::span<const Value* const> ar
 Status RegisterLibraryFunction(std::string_view name, LibraryStdFunction fn, bool allow_override = false);
 
 std::optional<LibraryFunction> LookupLibraryFunction(std::string_view name);
+
+// The argument-count check every library function starts with; the error names
+// the function and its parameters: "vm.builtin.copy expects 1 argument (x), got 2".
+Status CheckArgCount(std::string_view fn, int32_t num_args, int32_t expected, std::string_view params);
 // All registered names, sorted.
 std::vector<std::string> ListLibraryFunctions();
 

@@ -71,8 +71,8 @@ Status MarshalKernelArgs(const VMFunction& callee, const int64_t* operands, int6
     const Value& v = *OperandValue(operands[i], regs);
     if (v.is_tensor()) {
       if (v.tensor()->device().device_type != kDLCPU) [[unlikely]] {
-        return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": the tensor is on "
-                                    << DeviceName(v.tensor()->device()) << "; a CPU kernel needs it on the host");
+        return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' argument " << i << ": the tensor is on "
+                                    << DeviceName(v.tensor()->device()) << "; compiled kernels run on the host and need it there");
       }
       push(STRATA_ARG_TENSOR, StrataKernelArg{.tensor = v.tensor()->dl()});
     } else if (v.is_int()) {  // also every immediate operand
@@ -82,9 +82,9 @@ Status MarshalKernelArgs(const VMFunction& callee, const int64_t* operands, int6
     } else if (v.is_shape()) {
       for (int64_t d : v.shape()) push(STRATA_ARG_INT, StrataKernelArg{.i64 = d});
     } else if (v.is_function() && operands[i] < 0) {  // a function operand, not a register holding one
-      return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": cannot pass a function");
+      return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' argument " << i << ": cannot pass a function");
     } else {
-      return Status(ErrorStatus() << "kernel '" << callee.name << "' argument " << i << ": cannot pass "
+      return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' argument " << i << ": cannot pass "
                                   << v.Describe() << " (expected a Tensor, Shape, Int or Float)");
     }
   }
@@ -200,8 +200,8 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   }
   const VMFunction& f = functions[static_cast<size_t>(function_index)];
   if (f.kind != FunctionKind::kBytecode) {
-    return Status(ErrorStatus() << "function '" << f.name << "' is a " << FunctionKindName(f.kind)
-                         << " function; only bytecode functions can be invoked");
+    return Status(ErrorStatus() << "function '" << f.name << "' (" << FunctionKindName(f.kind)
+                         << ") cannot be invoked; only bytecode functions can");
   }
   if (args.size() != static_cast<size_t>(f.num_params)) {
     std::string params;
@@ -293,7 +293,7 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
   STRATA_RETURN_IF_ERROR(
       MarshalKernelArgs(callee, operands, nargs, regs, args, codes, kInlineKernelArgs, &count));
   if (count > kInlineKernelArgs) [[unlikely]] {
-    if (count > INT32_MAX) return Status(ErrorStatus() << "kernel '" << callee.name << "': too many arguments");
+    if (count > INT32_MAX) return Status(ErrorStatus() << "compiled kernel '" << callee.name << "': too many arguments");
     heap_args.resize(static_cast<size_t>(count));
     heap_codes.resize(static_cast<size_t>(count));
     args = heap_args.data();
@@ -304,7 +304,7 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
   if (rc == 0) [[likely]] return Status::Ok();
   std::string message = TakeKernelError();
   if (message.empty()) message = "returned error code " + std::to_string(rc) + " without a message";
-  return Status(ErrorStatus() << "kernel '" << callee.name << "' failed: " << message);
+  return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' failed: " << message);
 }
 
 Status VirtualMachine::Run(const VMFunction& entry, Value* out_result) {
@@ -351,12 +351,12 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           pc = operands + nargs;
           break;
         }
-        if (callee.kind == FunctionKind::kKernel) {
+        if (callee.kind == FunctionKind::kCompiledKernel) {
           Status status = CallKernel(*callee.function, operands, nargs, regs);
           if (!status.ok()) [[unlikely]] return InstructionError(frames_.back(), pc, status);
           // A kernel returns nothing: its outputs are the tensors passed in.
           if (dst != kVoidRegister) regs[dst] = Value();
-          if constexpr (kProfile) record(InstructionKind::kCallKernel, func);
+          if constexpr (kProfile) record(InstructionKind::kCallCompiledKernel, func);
           pc = operands + nargs;
           break;
         }

@@ -153,7 +153,7 @@ def run_strata(binary, repetitions, min_seconds):
     one_thread, _ = strata_medians(binary, repetitions, min_seconds, 1, "^Mlp/")
     wanted = {
         "chain_library": (medians, f"Chain/library/{CHAIN_CALLS}/real_time", 1e3 / CHAIN_CALLS),  # us -> ns/call
-        "chain_kernel": (medians, f"Chain/kernel/{CHAIN_CALLS}/real_time", 1e3 / CHAIN_CALLS),
+        "chain_kernel": (medians, f"Chain/compiled_kernel/{CHAIN_CALLS}/real_time", 1e3 / CHAIN_CALLS),
         "empty": (medians, "Chain/library/0/real_time", 1.0),
         "mlp": (medians, "Mlp/batch17/real_time", 1.0),
         # Strata has one pipeline: this row compares TVM's other one with it.

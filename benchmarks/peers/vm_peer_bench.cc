@@ -14,8 +14,8 @@
 //            vm::RegisterLibraryFunction and called with call_packed (the same
 //            checks as the TVM side's C++ function: two f32 tensors of one
 //            element each);
-//   kernel   the tensor program @add_one, compiled by Strata's LLVM codegen and
-//            called directly as a destination-passing kernel.
+//   compiled_kernel  the tensor program @add_one, compiled by Strata's LLVM
+//            codegen and called directly as a destination-passing compiled kernel.
 // With n = 0 the row is the cost of an Invoke that only checks its three
 // parameters. Counter ns_per_call = real time of one Invoke / n.
 //
@@ -81,13 +81,13 @@ Status AddOne(void* /*context*/, const vm::Value* const* args, int32_t num_args,
   return Status::Ok();
 }
 
-enum class ChainKind { kLibrary, kKernel };
+enum class ChainKind { kLibrary, kCompiledKernel };
 
 // The text IR of @main(x, a, b): `calls` calls of the library function or of the
 // tensor program @add_one, alternating between the outputs a and b.
 std::string ChainSource(ChainKind kind, int calls) {
   std::string text;
-  if (kind == ChainKind::kKernel) {
+  if (kind == ChainKind::kCompiledKernel) {
     text +=
         "prim_func @add_one(A: Buffer[(1,), f32], B: Buffer[(1,), f32]) {\n"
         "  for i in range(0, 1) {\n"
@@ -124,7 +124,7 @@ Loaded& GetChain(ChainKind kind, int calls) {
   auto found = cache.find({kind, calls});
   if (found != cache.end()) return found->second;
 
-  const std::string name = std::string(kind == ChainKind::kLibrary ? "library" : "kernel") + "_" +
+  const std::string name = std::string(kind == ChainKind::kLibrary ? "library" : "compiled_kernel") + "_" +
                            std::to_string(calls);
   ir::IRModule module = OrDie(ir::ParseModule(ChainSource(kind, calls), "chain_" + name + ".sir"));
   driver::CompileOptions options;
@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
       ->Arg(0)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime();
-  benchmark::RegisterBenchmark("Chain/kernel", BM_Chain, ChainKind::kKernel)
+  benchmark::RegisterBenchmark("Chain/compiled_kernel", BM_Chain, ChainKind::kCompiledKernel)
       ->Arg(1000)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime();

@@ -273,6 +273,7 @@ std::vector<Binding> OutlineGroups(const pattern::BlockMatcher& block, bool is_d
       binding.value = remap.MutateExpr(original.value);
       binding.pattern = original.pattern;
       binding.var = var;
+      binding.location = original.location;
       remap.MapVar(original.var.get(), var);
       body_block.bindings.push_back(std::move(binding));
     }
@@ -298,15 +299,17 @@ std::vector<Binding> OutlineGroups(const pattern::BlockMatcher& block, bool is_d
     // The call, and the unpacking of several results.
     Unit unit;
     unit.priority = *group.members.rbegin();
+    // The call stands where the group's last member stood.
+    const std::shared_ptr<const SourceLocation>& location = bindings[unit.priority].location;
     Expr call = CallNode::make(GlobalVarNode::make(group.function_name), args);
     if (outputs.size() == 1) {
-      unit.bindings.push_back(Binding{BindingKind::kVarBinding, outputs[0], call, {}});
+      unit.bindings.push_back(Binding{BindingKind::kVarBinding, outputs[0], call, {}, location});
     } else {
       Var packed(group.function_name + "_out", nullptr, is_dataflow);
-      unit.bindings.push_back(Binding{BindingKind::kVarBinding, packed, call, {}});
+      unit.bindings.push_back(Binding{BindingKind::kVarBinding, packed, call, {}, location});
       for (size_t i = 0; i < outputs.size(); ++i) {
         unit.bindings.push_back(
-            Binding{BindingKind::kVarBinding, outputs[i], TupleGetItemNode::make(packed, static_cast<int>(i)), {}});
+            Binding{BindingKind::kVarBinding, outputs[i], TupleGetItemNode::make(packed, static_cast<int>(i)), {}, location});
       }
     }
     for (const Expr& a : args) {

@@ -167,7 +167,7 @@ StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions
     native.cpu_features = kernels.cpu_features;
     native.code = std::move(kernels.shared_object);
     for (serialization::FunctionSpec& f : spec.functions) {
-      if (f.kind != serialization::FunctionKindSpec::kKernel || !f.backend.empty()) continue;
+      if (f.kind != serialization::FunctionKindSpec::kCompiledKernel || !f.backend.empty()) continue;
       auto it = kernels.symbols.find(f.symbol);
       if (it == kernels.symbols.end()) {
         return ErrorStatus(StatusCode::kInternal) << "internal: no compiled kernel for tensor program '" << f.symbol << "'";

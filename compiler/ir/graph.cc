@@ -106,8 +106,8 @@ Expr TupleGetItemNode::make(Expr tuple, int index) {
 
 Expr CallNode::make(Expr op, std::vector<Expr> args, ir::Attrs attrs, std::vector<StructInfo> sinfo_args) {
   assert(op.defined() && "call of a null callee");
-  for (const Expr& arg : args) assert(arg.defined() && "null call argument");
-  for (const StructInfo& si : sinfo_args) assert(si.defined() && "null struct info argument");
+  for ([[maybe_unused]] const Expr& arg : args) assert(arg.defined() && "null call argument");
+  for ([[maybe_unused]] const StructInfo& si : sinfo_args) assert(si.defined() && "null struct info argument");
   return Expr(std::make_shared<const CallNode>(std::move(op), std::move(args), std::move(attrs),
                                                std::move(sinfo_args), StructInfo()));
 }
@@ -115,7 +115,7 @@ Expr CallNode::make(Expr op, std::vector<Expr> args, ir::Attrs attrs, std::vecto
 Expr SeqExprNode::make(std::vector<BindingBlock> blocks, Expr body) {
   assert(body.defined() && "sequence without a result");
   for (const BindingBlock& block : blocks) {
-    for (const Binding& b : block.bindings) {
+    for ([[maybe_unused]] const Binding& b : block.bindings) {
       assert(b.var.defined() && b.value.defined() && "binding with a null var or value");
       assert((b.kind != BindingKind::kMatchCast || b.pattern.defined()) && "match_cast without a pattern");
     }
@@ -130,7 +130,7 @@ Expr IfNode::make(Expr condition, Expr then_branch, Expr else_branch) {
 }
 
 Expr FunctionNode::make(std::vector<Var> params, Expr body, StructInfo ret_struct_info, ir::Attrs attrs) {
-  for (const Var& p : params) assert(p.defined() && "null function parameter");
+  for ([[maybe_unused]] const Var& p : params) assert(p.defined() && "null function parameter");
   assert(body.defined() && "function without a body");
   return Expr(std::make_shared<const FunctionNode>(std::move(params), std::move(body), std::move(ret_struct_info),
                                                    std::move(attrs)));

@@ -65,7 +65,7 @@ Var Var::FromNode(const PrimExpr& expr) {
 
 namespace {
 
-bool IsNumeric(DataType t) { return t.is_integral() || t.is_float(); }
+[[maybe_unused]] bool IsNumeric(DataType t) { return t.is_integral() || t.is_float(); }
 
 }  // namespace
 
@@ -165,7 +165,7 @@ bool ParseIntrinsic(std::string_view name, Intrinsic* out) {
 PrimExpr CallNode::make(Intrinsic op, std::vector<PrimExpr> args) {
   assert(static_cast<int>(args.size()) == IntrinsicArity(op) && "intrinsic called with the wrong number of arguments");
   DataType t = args[0].dtype();
-  for (const PrimExpr& arg : args) {
+  for ([[maybe_unused]] const PrimExpr& arg : args) {
     assert(arg.defined() && "intrinsic with a null argument");
     assert(arg.dtype() == t && "intrinsic arguments must share one dtype");
   }
@@ -175,7 +175,7 @@ PrimExpr CallNode::make(Intrinsic op, std::vector<PrimExpr> args) {
 }
 
 Buffer MakeBuffer(std::string name, DataType dtype, std::vector<PrimExpr> shape) {
-  for (const PrimExpr& dim : shape) {
+  for ([[maybe_unused]] const PrimExpr& dim : shape) {
     assert(dim.defined() && dim.dtype().is_integral() && "buffer dimensions must be integers");
   }
   assert(!dtype.is_void() && "a buffer needs a known element dtype");
@@ -187,7 +187,7 @@ Buffer MakeBuffer(std::string name, DataType dtype, std::vector<PrimExpr> shape)
 PrimExpr BufferLoadNode::make(Buffer buffer, std::vector<PrimExpr> indices) {
   assert(buffer && "load from a null buffer");
   assert(indices.size() == buffer->shape.size() && "load needs one index per buffer dimension");
-  for (const PrimExpr& index : indices) {
+  for ([[maybe_unused]] const PrimExpr& index : indices) {
     assert(index.defined() && index.dtype().is_integral() && "buffer indices must be integers");
   }
   return PrimExpr(std::make_shared<const BufferLoadNode>(std::move(buffer), std::move(indices)));

@@ -10,7 +10,7 @@ namespace strata::graph {
 namespace {
 
 void CheckDims(const std::vector<PrimExpr>& dims) {
-  for (const PrimExpr& dim : dims) {
+  for ([[maybe_unused]] const PrimExpr& dim : dims) {
     assert(dim.defined() && dim.dtype().is_integral() && "shape dimensions must be integers");
   }
 }
@@ -50,7 +50,7 @@ StructInfo TensorStructInfoNode::make_ndim(int ndim, DataType dtype) {
 }
 
 StructInfo TupleStructInfoNode::make(std::vector<StructInfo> fields) {
-  for (const StructInfo& field : fields) assert(field.defined() && "null field in a tuple struct info");
+  for ([[maybe_unused]] const StructInfo& field : fields) assert(field.defined() && "null field in a tuple struct info");
   return StructInfo(std::make_shared<const TupleStructInfoNode>(std::move(fields)));
 }
 

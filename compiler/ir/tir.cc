@@ -26,7 +26,7 @@ namespace {
 void CheckIndices(const Buffer& buffer, const std::vector<PrimExpr>& indices) {
   assert(buffer && "access to a null buffer");
   assert(indices.size() == buffer->shape.size() && "buffer access needs one index per dimension");
-  for (const PrimExpr& index : indices) {
+  for ([[maybe_unused]] const PrimExpr& index : indices) {
     assert(index.defined() && index.dtype().is_integral() && "buffer indices must be integers");
   }
 }
@@ -95,7 +95,7 @@ Stmt EvaluateNode::make(PrimExpr value) {
 }
 
 PrimFunc MakePrimFunc(std::vector<PrimFuncParam> params, Stmt body, ir::Attrs attrs) {
-  for (const PrimFuncParam& p : params) {
+  for ([[maybe_unused]] const PrimFuncParam& p : params) {
     assert((p.is_buffer() != p.scalar.defined()) && "a parameter is either a buffer or a scalar");
   }
   assert(body.defined() && "tensor program without a body");

@@ -10,10 +10,27 @@ namespace {
 
 DFPattern Make(PatternNode node) { return DFPattern(std::make_shared<const PatternNode>(std::move(node))); }
 
-DFPattern Unary(PatternKind kind, const DFPattern& operand) {
+// Field by field rather than designated initializers: GCC before 14 reports
+// every member a designated initializer leaves out (-Wmissing-field-initializers).
+PatternNode Node(PatternKind kind, std::string name = {}, std::optional<std::vector<DFPattern>> args = std::nullopt) {
   PatternNode node{};
   node.kind = kind;
+  node.name = std::move(name);
+  node.args = std::move(args);
+  return node;
+}
+
+PatternNode Constraint(PatternKind kind, const DFPattern& operand) {
+  PatternNode node = Node(kind);
   node.lhs = operand;
+  return node;
+}
+
+DFPattern Unary(PatternKind kind, const DFPattern& operand) { return Make(Constraint(kind, operand)); }
+
+DFPattern Binary(PatternKind kind, const DFPattern& a, const DFPattern& b) {
+  PatternNode node = Constraint(kind, a);
+  node.rhs = b;
   return Make(std::move(node));
 }
 
@@ -26,54 +43,55 @@ std::string ArgsText(const std::optional<std::vector<DFPattern>>& args) {
 
 }  // namespace
 
-DFPattern Wildcard() { return Make(PatternNode{.kind = PatternKind::kWildcard}); }
-DFPattern IsConst() { return Make(PatternNode{.kind = PatternKind::kConstant}); }
-DFPattern IsVar(std::string name) { return Make(PatternNode{.kind = PatternKind::kVar, .name = std::move(name)}); }
+DFPattern Wildcard() { return Make(Node(PatternKind::kWildcard)); }
+DFPattern IsConst() { return Make(Node(PatternKind::kConstant)); }
+DFPattern IsVar(std::string name) { return Make(Node(PatternKind::kVar, std::move(name))); }
 
 DFPattern IsOp(std::string name, std::vector<DFPattern> args) {
-  return Make(PatternNode{.kind = PatternKind::kOp, .name = std::move(name), .args = std::move(args)});
+  return Make(Node(PatternKind::kOp, std::move(name), std::move(args)));
 }
 DFPattern IsCallTIR(std::string func, std::optional<std::vector<DFPattern>> args) {
-  return Make(PatternNode{.kind = PatternKind::kCallTIR, .name = std::move(func), .args = std::move(args)});
+  return Make(Node(PatternKind::kCallTIR, std::move(func), std::move(args)));
 }
 DFPattern IsCallDPSPacked(std::string name, std::optional<std::vector<DFPattern>> args) {
-  return Make(PatternNode{.kind = PatternKind::kCallDPSPacked, .name = std::move(name), .args = std::move(args)});
+  return Make(Node(PatternKind::kCallDPSPacked, std::move(name), std::move(args)));
 }
 DFPattern IsTuple(std::vector<DFPattern> fields) {
-  return Make(PatternNode{.kind = PatternKind::kTuple, .args = std::move(fields)});
+  return Make(Node(PatternKind::kTuple, {}, std::move(fields)));
 }
 
 DFPattern operator|(const DFPattern& a, const DFPattern& b) {
-  return Make(PatternNode{.kind = PatternKind::kOr, .lhs = a, .rhs = b});
+  return Binary(PatternKind::kOr, a, b);
 }
 DFPattern operator&(const DFPattern& a, const DFPattern& b) {
-  return Make(PatternNode{.kind = PatternKind::kAnd, .lhs = a, .rhs = b});
+  return Binary(PatternKind::kAnd, a, b);
 }
 DFPattern operator!(const DFPattern& a) { return Unary(PatternKind::kNot, a); }
 
 DFPattern DFPattern::HasDType(DataType dtype) const {
-  PatternNode node{.kind = PatternKind::kDType, .lhs = *this};
+  PatternNode node = Constraint(PatternKind::kDType, *this);
   node.dtype = dtype;
   return Make(std::move(node));
 }
 DFPattern DFPattern::HasShape(std::vector<tir::PrimExpr> shape) const {
-  PatternNode node{.kind = PatternKind::kShape, .lhs = *this};
+  PatternNode node = Constraint(PatternKind::kShape, *this);
   node.shape = std::move(shape);
   return Make(std::move(node));
 }
 DFPattern DFPattern::HasRank(int rank) const {
-  PatternNode node{.kind = PatternKind::kRank, .lhs = *this};
+  PatternNode node = Constraint(PatternKind::kRank, *this);
   node.rank = rank;
   return Make(std::move(node));
 }
 DFPattern DFPattern::HasAttr(std::string key, ir::AttrValue value) const {
-  PatternNode node{.kind = PatternKind::kAttr, .lhs = *this};
+  PatternNode node = Constraint(PatternKind::kAttr, *this);
   node.attr_key = std::move(key);
   node.attr_value = std::move(value);
   return Make(std::move(node));
 }
 DFPattern DFPattern::Where(ExprPredicate predicate, std::string description) const {
-  PatternNode node{.kind = PatternKind::kPredicate, .name = std::move(description), .lhs = *this};
+  PatternNode node = Constraint(PatternKind::kPredicate, *this);
+  node.name = std::move(description);
   node.predicate = std::move(predicate);
   return Make(std::move(node));
 }

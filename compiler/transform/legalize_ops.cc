@@ -83,7 +83,8 @@ class Legalizer : public Normalizer {
     std::vector<PrimExpr> dims;
     for (int d = 0; d < t->ndim; ++d) dims.push_back(tir::Var(FreshName(base + "_d" + std::to_string(d))));
     StructInfo pattern = TensorStructInfoNode::make(std::move(dims), t->dtype);
-    Binding cast{BindingKind::kMatchCast, Var(FreshName(base + "_shaped"), pattern, in_dataflow_block()), arg, pattern};
+    Binding cast{BindingKind::kMatchCast, Var(FreshName(base + "_shaped"), pattern, in_dataflow_block()), arg, pattern,
+                 binding_location()};
     EmitBinding(cast, arg);
     *changed = true;
     return MutateExpr(cast.var);

@@ -68,6 +68,9 @@ class Normalizer : public ExprMutator {
 
   // Records the first error, prefixed with the function and binding.
   void Fail(const std::string& message);
+  // Where the binding being rewritten came from (null outside bindings); bindings
+  // a pass makes while rewriting it carry the same location.
+  const std::shared_ptr<const SourceLocation>& binding_location() const { return binding_location_; }
   bool failed() const { return !error_.ok(); }
   const std::string& function_name() const { return function_name_; }
   const std::string& binding_name() const { return binding_name_; }

@@ -110,7 +110,7 @@ TEST(NativeModule, RejectsBytesThatAreNotASharedObject) {
   std::vector<uint8_t> junk = {1, 2, 3, 4, 5};
   StatusOr<std::unique_ptr<NativeModule>> module = NativeModule::Load(junk, "native_modules[3]");
   ASSERT_FALSE(module.ok());
-  EXPECT_EQ(module.status().message().rfind("native_modules[3]: cannot load kernel module: ", 0), 0u)
+  EXPECT_EQ(module.status().message().rfind("native_modules[3]: cannot load native module: ", 0), 0u)
       << module.status().message();
   EXPECT_FALSE(NativeModule::Load({}, "native_modules[0]").ok());
 }
@@ -137,7 +137,7 @@ TEST(NativeModule, ChecksTheKernelAbiVersion) {
   ASSERT_FALSE(bytes.empty()) << "cannot build the test module (the C compiler of build-essential is a dependency)";
   StatusOr<std::unique_ptr<NativeModule>> module = NativeModule::Load(bytes, "native_modules[0]");
   ASSERT_FALSE(module.ok());
-  EXPECT_EQ(module.status().message(), "native_modules[0]: kernel ABI version 3, runtime supports 2");
+  EXPECT_EQ(module.status().message(), "native_modules[0]: compiled-kernel ABI version 3, runtime supports 2");
 }
 
 TEST(NativeModule, SetsTheApiTableAndLooksUpOnlyItsOwnSymbols) {
@@ -156,7 +156,7 @@ TEST(NativeModule, SetsTheApiTableAndLooksUpOnlyItsOwnSymbols) {
   EXPECT_EQ((*fn)(nullptr, nullptr, 0), 1);
   StatusOr<StrataKernelFn> missing = (*module)->Lookup("strata_kernel_missing");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message(), "native_modules[1]: kernel symbol 'strata_kernel_missing' not found");
+  EXPECT_EQ(missing.status().message(), "native_modules[1]: compiled kernel symbol 'strata_kernel_missing' not found");
   // snprintf is visible through the module's dependencies, but is not its kernel.
   EXPECT_FALSE((*module)->Lookup("snprintf").ok());
 }

@@ -55,7 +55,7 @@ TEST(CodegenMatmul, GenericCpuAndNoOptimization) {
   for (const CodegenOptions& options : variants) {
     LoadedKernels kernels({{"tir_matmul", MakeMatmul()}}, options);
     ASSERT_KERNELS_OK(kernels);
-    if (!options.cpu.empty()) EXPECT_EQ(kernels.compiled().cpu, "x86-64");
+    if (!options.cpu.empty()) { EXPECT_EQ(kernels.compiled().cpu, "x86-64"); }
     CheckMatmul(kernels.Get("tir_matmul"), 7, 13, 5, 5);
   }
 }

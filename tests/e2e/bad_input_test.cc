@@ -108,7 +108,7 @@ TEST(DamagedExecutable, EveryFlippedByteOfACompiledModelFailsCleanlyOrRuns) {
     machine.SetStepBudget(1000);
     auto result = machine.Invoke("main", args);
     ++(result.ok() ? ran : failed_at_run_time);
-    if (!result.ok()) EXPECT_EQ(result.status().message().find('\n'), std::string::npos) << result.status().message();
+    if (!result.ok()) { EXPECT_EQ(result.status().message().find('\n'), std::string::npos) << result.status().message(); }
   }
   // The native code is most of the file and its checksum refuses every flip there.
   EXPECT_GT(refused, static_cast<int>(3 * bytes->size() * 3 / 4));

@@ -113,11 +113,11 @@ TEST_F(NpuCli, CompileForCpuAndNpuThenRunWithStats) {
       << out;
   EXPECT_NE(out.find("devices, call 2: 2 host->device copies"), std::string::npos) << out;
   EXPECT_NE(out.find("2 device->host copies"), std::string::npos) << out;
-  EXPECT_NE(out.find("6 kernel launches, device time "), std::string::npos) << out;
+  EXPECT_NE(out.find("6 device kernel launches, device time "), std::string::npos) << out;
 
   ASSERT_EQ(Run("inspect " + exe, &out), 0) << out;
-  EXPECT_NE(out.find("devices (1):\n  [0] sim_npu  4 kernels"), std::string::npos) << out;
-  EXPECT_NE(out.find("sim_npu:dense_bias_relu  device  kernel dense_bias_relu on device sim_npu"), std::string::npos)
+  EXPECT_NE(out.find("devices (1):\n  [0] sim_npu  4 device kernels"), std::string::npos) << out;
+  EXPECT_NE(out.find("sim_npu:dense_bias_relu  device kernel  dense_bias_relu on device sim_npu"), std::string::npos)
       << out;
   // Device memory is planned per device: the NPU's intermediates share device storages.
   EXPECT_NE(out.find("(symbolic, reused)  on sim_npu"), std::string::npos) << out;

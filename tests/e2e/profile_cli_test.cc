@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "tests/e2e/e2e_test_util.h"
-#include "tests/vm/mini_json.h"
+#include "tests/vm/profile_output.h"
 
 namespace strata::testing {
 namespace {
@@ -34,33 +34,19 @@ class ProfileCli : public StrataCliTest {
   }
 };
 
-// The count column of the profile row that starts with `label`, or -1.
-int64_t ProfileCount(const std::string& out, const std::string& label) {
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with(label + " ")) continue;
-    std::istringstream fields(line.substr(label.size()));
-    std::string field;
-    fields >> field;
-    if (field == "library" || field == "kernel") fields >> field;
-    return std::stoll(field);
-  }
-  return -1;
-}
-
 TEST_F(ProfileCli, ProfilePrintsTimePerInstructionKindAndPerCallee) {
   std::string out;
   ASSERT_EQ(Run("run " + exe_ + kInputs + " --profile", &out), 0) << out;
   EXPECT_NE(out.find("2x2xf32=6,0,15,0"), std::string::npos) << out;  // the result is still printed
   EXPECT_NE(out.find("profile: 1 run of 'main', "), std::string::npos) << out;
-  EXPECT_NE(out.find("instruction        count     total us    mean us   share\n"), std::string::npos) << out;
-  EXPECT_EQ(ProfileCount(out, "call kernel"), 3) << out;
-  EXPECT_EQ(ProfileCount(out, "ret"), 1) << out;
-  EXPECT_GT(ProfileCount(out, "call library"), 5) << out;
-  EXPECT_EQ(ProfileCount(out, "tir_matmul"), 1) << out;
-  EXPECT_EQ(ProfileCount(out, "tir_relu"), 1) << out;
-  EXPECT_EQ(ProfileCount(out, "shape_func_main_0"), 1) << out;
-  EXPECT_EQ(ProfileCount(out, "vm.builtin.alloc_tensor"), 1) << out;
+  EXPECT_NE(out.find("instruction                count     total us    mean us   share\n"), std::string::npos) << out;
+  EXPECT_EQ(ReportCount(out, "call compiled kernel"), 3) << out;
+  EXPECT_EQ(ReportCount(out, "ret"), 1) << out;
+  EXPECT_GT(ReportCount(out, "call library"), 5) << out;
+  EXPECT_EQ(ReportCount(out, "tir_matmul"), 1) << out;
+  EXPECT_EQ(ReportCount(out, "tir_relu"), 1) << out;
+  EXPECT_EQ(ReportCount(out, "shape_func_main_0"), 1) << out;
+  EXPECT_EQ(ReportCount(out, "vm.builtin.alloc_tensor"), 1) << out;
   EXPECT_EQ(out.find("latency over"), std::string::npos) << out;  // only with --repeat
 }
 
@@ -68,14 +54,14 @@ TEST_F(ProfileCli, RepeatProfilesTheTimedRunsOnly) {
   std::string out;
   ASSERT_EQ(Run("run " + exe_ + kInputs + " --profile --repeat 4 --warmup 2", &out), 0) << out;
   EXPECT_NE(out.find("profile: 4 runs of 'main', "), std::string::npos) << out;
-  EXPECT_EQ(ProfileCount(out, "call kernel"), 3 * 4) << out;
-  EXPECT_EQ(ProfileCount(out, "tir_matmul"), 4) << out;
+  EXPECT_EQ(ReportCount(out, "call compiled kernel"), 3 * 4) << out;
+  EXPECT_EQ(ReportCount(out, "tir_matmul"), 4) << out;
   EXPECT_NE(out.find("latency over 4 runs after 2 warmup: median "), std::string::npos) << out;
   EXPECT_NE(out.find(" (profiled: includes the profiler's clock reads)\n"), std::string::npos) << out;
   // --warmup alone: one profiled run after the warmup calls, no latency line.
   ASSERT_EQ(Run("run " + exe_ + kInputs + " --profile --warmup 3", &out), 0) << out;
   EXPECT_NE(out.find("profile: 1 run of 'main', "), std::string::npos) << out;
-  EXPECT_EQ(ProfileCount(out, "tir_relu"), 1) << out;
+  EXPECT_EQ(ReportCount(out, "tir_relu"), 1) << out;
   EXPECT_EQ(out.find("latency over"), std::string::npos) << out;
 }
 
@@ -105,30 +91,26 @@ TEST_F(ProfileCli, TraceWritesChromeTraceJsonWithOneEventPerCall) {
   ASSERT_EQ(Run("run " + exe_ + kInputs + " --trace=" + trace.string() + " --repeat 3", &out), 0) << out;
   EXPECT_EQ(out.find("profile:"), std::string::npos) << out;  // --trace alone prints no table
   std::string error;
-  std::optional<JsonValue> doc = ParseJson(ReadText(trace), &error);
-  ASSERT_TRUE(doc.has_value()) << error;
-  const JsonValue* events = doc->Find("traceEvents");
-  ASSERT_TRUE(events != nullptr && events->is_array());
+  std::vector<TraceSpan> spans = ParseTrace(ReadText(trace), &error);
+  ASSERT_TRUE(error.empty()) << error;
   std::map<std::string, int> by_name, by_cat;
   double run_begin = -1, run_end = -1;
-  for (const JsonValue& e : events->array) {
-    ASSERT_TRUE(e.Find("name") && e.Find("cat") && e.Find("ph") && e.Find("ts") && e.Find("dur"));
-    EXPECT_EQ(e.Find("ph")->string, "X");
-    ++by_name[e.Find("name")->string];
-    ++by_cat[e.Find("cat")->string];
-    const double begin = e.Find("ts")->number, end = begin + e.Find("dur")->number;
-    if (e.Find("cat")->string == "invoke") {
-      EXPECT_GE(begin, run_end);  // runs do not overlap
-      run_begin = begin;
-      run_end = end;
+  for (const TraceSpan& span : spans) {
+    EXPECT_EQ(span.ph, "X");
+    ++by_name[span.name];
+    ++by_cat[span.cat];
+    if (span.cat == "invoke") {
+      EXPECT_GE(span.begin, run_end);  // runs do not overlap
+      run_begin = span.begin;
+      run_end = span.end;
     } else {
-      EXPECT_GE(begin, run_begin - 0.0021) << e.Find("name")->string;
-      EXPECT_LE(end, run_end + 0.0021) << e.Find("name")->string;
+      EXPECT_GE(span.begin, run_begin - 0.0021) << span.name;
+      EXPECT_LE(span.end, run_end + 0.0021) << span.name;
     }
   }
   EXPECT_EQ(by_cat["invoke"], 3);
   EXPECT_EQ(by_name["main"], 3);
-  EXPECT_EQ(by_cat["kernel"], 3 * 3);
+  EXPECT_EQ(by_cat["compiled kernel"], 3 * 3);
   EXPECT_EQ(by_name["tir_matmul"], 3);
   EXPECT_EQ(by_name["tir_relu"], 3);
   EXPECT_EQ(by_name["vm.builtin.alloc_tensor"], 3);
@@ -136,11 +118,11 @@ TEST_F(ProfileCli, TraceWritesChromeTraceJsonWithOneEventPerCall) {
 
   // With --profile the same calls are in the table.
   ASSERT_EQ(Run("run " + exe_ + kInputs + " --trace=" + trace.string() + " --profile", &out), 0) << out;
-  EXPECT_EQ(ProfileCount(out, "tir_matmul"), 1) << out;
-  doc = ParseJson(ReadText(trace), &error);
-  ASSERT_TRUE(doc.has_value()) << error;
-  EXPECT_EQ(doc->Find("traceEvents")->array.size(),
-            static_cast<size_t>(1 + ProfileCount(out, "call kernel") + ProfileCount(out, "call library")));
+  EXPECT_EQ(ReportCount(out, "tir_matmul"), 1) << out;
+  spans = ParseTrace(ReadText(trace), &error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(spans.size(),
+            static_cast<size_t>(1 + ReportCount(out, "call compiled kernel") + ReportCount(out, "call library")));
 }
 
 TEST_F(ProfileCli, AFailedCallStillReportsWhatRan) {
@@ -150,8 +132,8 @@ TEST_F(ProfileCli, AFailedCallStillReportsWhatRan) {
   EXPECT_NE(out.find("error: functions[0] 'main': instruction at word "), std::string::npos) << out;
   EXPECT_NE(out.find(" (call): main: parameter 'w' (match_shape): dimension 0 expected n = 3, got 4"), std::string::npos) << out;
   EXPECT_NE(out.find("profile: 1 run of 'main', "), std::string::npos) << out;
-  EXPECT_EQ(ProfileCount(out, "call kernel"), -1) << out;  // no kernel ran
-  EXPECT_GT(ProfileCount(out, "call library"), 0) << out;
+  EXPECT_EQ(ReportCount(out, "call compiled kernel"), -1) << out;  // no compiled kernel ran
+  EXPECT_GT(ReportCount(out, "call library"), 0) << out;
 }
 
 TEST_F(ProfileCli, BadTimingOptionsAreUsageErrors) {

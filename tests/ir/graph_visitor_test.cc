@@ -25,8 +25,8 @@ struct Function {
   Function() {
     graph::BindingBlock block;
     block.is_dataflow = true;
-    block.bindings.push_back(graph::Binding{graph::BindingKind::kVarBinding, lv0, call, {}});
-    block.bindings.push_back(graph::Binding{graph::BindingKind::kVarBinding, lv1, lv0, {}});
+    block.bindings.push_back(graph::Binding{graph::BindingKind::kVarBinding, lv0, call, {}, nullptr});
+    block.bindings.push_back(graph::Binding{graph::BindingKind::kVarBinding, lv1, lv0, {}, nullptr});
     body = graph::SeqExprNode::make({block}, graph::TupleNode::make({lv1, x}));
     func = graph::FunctionNode::make({x, w}, body, Tensor2D());
   }

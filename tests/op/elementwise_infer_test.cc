@@ -75,7 +75,7 @@ TEST(ElementwiseRuntime, UnknownDimsAreBoundAtRunTime) {
   EXPECT_EQ(vm::FormatInlineTensor(*y->tensor()), "3x4xf32=1,2,3,4,2,3,4,5,3,4,5,6");
   y = RunMain(program, {"2x3xf32=1,2,3,4,5,6", "4xf32=0,1,2,3"});
   ASSERT_FALSE(y.ok());
-  EXPECT_EQ(y.status().message(), "kernel 'add' failed: add: argument 'x' dimension 1 must be 1 or 4 to broadcast");
+  EXPECT_EQ(y.status().message(), "compiled kernel 'add' failed: add: argument 'x' dimension 1 must be 1 or 4 to broadcast");
 }
 
 TEST(ElementwiseRuntime, ABroadcastThatFailsAtRunTimeNamesTheArgumentAndDimension) {
@@ -94,7 +94,7 @@ TEST(ElementwiseRuntime, ABroadcastThatFailsAtRunTimeNamesTheArgumentAndDimensio
   auto result = machine.Invoke("main", args);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "functions[0] 'main': instruction at word 73 (call): " "kernel 'maximum' failed: maximum: argument 'x' dimension 1 must be 1 or 8 to broadcast");
+            "functions[0] 'main': instruction at word 73 (call): compiled kernel 'maximum' failed: maximum: argument 'x' dimension 1 must be 1 or 8 to broadcast");
   // k = 1 broadcasts.
   auto x1 = vm::ParseInlineTensor("2x1xf32=1,-1");
   ASSERT_TRUE(x1.ok());

@@ -140,7 +140,7 @@ TEST(LinearAlgebraRuntime, UnprovenContractedDimensionsAreCheckedByTheKernel) {
   auto bad = RunMain(program, {"1x2xf32=1,2", "3x1xf32=3,4,5"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "kernel 'matmul' failed: matmul: argument 'x' dimension 1 (k) and argument 'y' dimension 0 (j) must be "
+            "compiled kernel 'matmul' failed: matmul: argument 'x' dimension 1 (k) and argument 'y' dimension 0 (j) must be "
             "equal");
 }
 
@@ -153,7 +153,7 @@ TEST(LinearAlgebraRuntime, DenseChecksFeaturesAndBiasAtRunTime) {
   auto bad = RunMain(program, {"1x2xf32=1,2", "2x2xf32=1,0,0,1", "3xf32=10,20,30"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "kernel 'dense' failed: dense: argument 'bias' dimension 0 (p) and argument 'weight' dimension 0 (o) must "
+            "compiled kernel 'dense' failed: dense: argument 'bias' dimension 0 (p) and argument 'weight' dimension 0 (o) must "
             "be equal");
 }
 
@@ -165,7 +165,7 @@ TEST(LinearAlgebraRuntime, BatchBroadcastAgainstAConstantIsCheckedByTheKernel) {
   auto bad = RunMain(program, {"3x1x2xf32=1,2,3,4,5,6", "2x2x1xf32=1,1,2,2"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "kernel 'matmul' failed: matmul: argument 'x' dimension 0 must be 1 or 2 to broadcast");
+            "compiled kernel 'matmul' failed: matmul: argument 'x' dimension 0 must be 1 or 2 to broadcast");
 }
 
 TEST(LinearAlgebraRuntime, BiasAddChecksTheBiasLengthAtRunTime) {
@@ -176,7 +176,7 @@ TEST(LinearAlgebraRuntime, BiasAddChecksTheBiasLengthAtRunTime) {
   auto bad = RunMain(program, {"2x2xf32=1,2,3,4", "3xf32=10,20,30"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "kernel 'bias_add' failed: bias_add: argument 'bias' dimension 0 (d) and argument 'x' dimension 1 (c) "
+            "compiled kernel 'bias_add' failed: bias_add: argument 'bias' dimension 0 (d) and argument 'x' dimension 1 (c) "
             "must be equal");
 }
 

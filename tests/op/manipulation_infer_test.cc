@@ -16,10 +16,6 @@
 namespace strata::op::testing {
 namespace {
 
-std::string Error(const std::string& params, const std::string& call) {
-  return CompileError(OneCallProgram(params, call));
-}
-
 // Compiles the one-call program and runs it on inline tensors: the result as
 // inline text (a tuple as "(field field ...)"), or "error: <message>".
 std::string RunOnce(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
@@ -98,7 +94,7 @@ TEST(ManipulationInfer, ReshapeErrorsNameTheOperatorArgumentAndBothShapes) {
 TEST(ManipulationRuntime, AReshapeWhoseCountsDifferAtRunTimeFails) {
   EXPECT_EQ(RunOnce("x: Tensor[(n,), f32]", "reshape(x, shape(2, -1))", {"4xf32=1,2,3,4"}), "2x2xf32=1,2,3,4");
   EXPECT_EQ(RunOnce("x: Tensor[(n,), f32]", "reshape(x, shape(2, -1))", {"3xf32=1,2,3"}),
-            "error: kernel 'reshape' failed: reshape: argument 'x' of shape (n,) has n elements, the result of shape (2, n "
+            "error: compiled kernel 'reshape' failed: reshape: argument 'x' of shape (n,) has n elements, the result of shape (2, n "
             "// 2) has n // 2 * 2");
 }
 
@@ -188,7 +184,7 @@ TEST(ManipulationRuntime, ConcatChecksDimsItCouldNotProve) {
   const std::string params = "x: Tensor[(n, k), f32], z: Tensor[(m, j), f32]";
   EXPECT_EQ(RunOnce(params, "concat((x, z))", {"1x2xf32=1,2", "2x2xf32=3,4,5,6"}), "3x2xf32=1,2,3,4,5,6");
   EXPECT_EQ(RunOnce(params, "concat((x, z))", {"1x2xf32=1,2", "1x3xf32=3,4,5"}),
-            "error: kernel 'concat' failed: concat: field 1 of inputs dimension 1 must be k to match the other inputs");
+            "error: compiled kernel 'concat' failed: concat: field 1 of inputs dimension 1 must be k to match the other inputs");
 }
 
 // ---- split ---------------------------------------------------------------------
@@ -375,10 +371,10 @@ TEST(ManipulationRuntime, TakeRejectsAnOutOfRangeIndexBeforeReadingAnything) {
   const std::string params = "x: Tensor[(v, 2), f32], i: Tensor[(k,), i64]";
   EXPECT_EQ(RunOnce(params, "take(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "2xi64=-1,0"}), "2x2xf32=5,6,1,2");
   EXPECT_EQ(RunOnce(params, "take(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "2xi64=0,3"}),
-            "error: kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of x (extent v); "
+            "error: compiled kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of x (extent v); "
             "indices must lie in [-v, v)");
   EXPECT_EQ(RunOnce(params, "take(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1xi64=-4"}),
-            "error: kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of x (extent v); "
+            "error: compiled kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of x (extent v); "
             "indices must lie in [-v, v)");
 }
 
@@ -409,7 +405,7 @@ TEST(ManipulationInfer, ExpandDimsAndSqueeze) {
 TEST(ManipulationRuntime, SqueezeChecksASymbolicDimIsOne) {
   EXPECT_EQ(RunOnce("x: Tensor[(n, k), f32]", "squeeze(x, axis=[1])", {"2x1xf32=1,2"}), "2xf32=1,2");
   EXPECT_EQ(RunOnce("x: Tensor[(n, k), f32]", "squeeze(x, axis=[1])", {"1x2xf32=1,2"}),
-            "error: kernel 'squeeze' failed: squeeze: argument 'x' dimension 1 (k) must be 1 to be squeezed");
+            "error: compiled kernel 'squeeze' failed: squeeze: argument 'x' dimension 1 (k) must be 1 to be squeezed");
 }
 
 // ---- broadcast_to --------------------------------------------------------------
@@ -430,7 +426,7 @@ TEST(ManipulationRuntime, BroadcastToChecksSymbolicDims) {
   const std::string params = "x: Tensor[(k,), f32], like: Tensor[(n, 2), f32]";
   EXPECT_EQ(RunOnce(params, "broadcast_to(x, shape(n, 2))", {"1xf32=7", "2x2xf32=0,0,0,0"}), "2x2xf32=7,7,7,7");
   EXPECT_EQ(RunOnce(params, "broadcast_to(x, shape(n, 2))", {"3xf32=1,2,3", "2x2xf32=0,0,0,0"}),
-            "error: kernel 'broadcast_to' failed: broadcast_to: argument 'x' dimension 0 must be 1 or 2 to broadcast");
+            "error: compiled kernel 'broadcast_to' failed: broadcast_to: argument 'x' dimension 0 must be 1 or 2 to broadcast");
 }
 
 // ---- zeros, ones, full ---------------------------------------------------------

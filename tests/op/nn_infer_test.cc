@@ -214,7 +214,7 @@ TEST(NeuralNetworkLegalize, UnknownDimsAreBoundAtRunTimeButAnUnknownRankIsACompi
             "ok");
   EXPECT_EQ(RunError("x: Tensor[ndim=4, f32], wt: Tensor[(2, 3, 1, 1), f32]", "conv2d(x, wt)",
                      {Ones({1, 2, 2, 2}), Ones({2, 3, 1, 1})}),
-            "kernel 'conv2d' failed: conv2d: channels of x (x_d1) must equal groups * channels of weight (3)");
+            "compiled kernel 'conv2d' failed: conv2d: channels of x (x_d1) must equal groups * channels of weight (3)");
   EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[f32], wt: Tensor[(8, 3, 3, 3), f32]", "softmax(x)")),
             "LegalizeOps: function 'main', binding 'y': softmax: cannot generate a kernel: x: Tensor[f32] has no "
             "known rank and dtype; give it a shape with match_cast");
@@ -223,17 +223,17 @@ TEST(NeuralNetworkLegalize, UnknownDimsAreBoundAtRunTimeButAnUnknownRankIsACompi
 TEST(NeuralNetworkRuntime, KernelsCheckWhatTheStructInfoCouldNotProve) {
   EXPECT_EQ(RunError("x: Tensor[(n, c, h, w), f32], wt: Tensor[(2, 3, 1, 1), f32]", "conv2d(x, wt)",
                      {Ones({1, 2, 2, 2}), Ones({2, 3, 1, 1})}),
-            "kernel 'conv2d' failed: conv2d: channels of x (c) must equal groups * channels of weight (3)");
+            "compiled kernel 'conv2d' failed: conv2d: channels of x (c) must equal groups * channels of weight (3)");
   EXPECT_EQ(RunError("x: Tensor[(n, 2, h, w), f32], wt: Tensor[(o, 1, 1, 1), f32]", "conv2d(x, wt, groups=2)",
                      {Ones({1, 2, 2, 2}), Ones({3, 1, 1, 1})}),
-            "kernel 'conv2d' failed: conv2d: output channels of weight (o) must be divisible by groups (2)");
+            "compiled kernel 'conv2d' failed: conv2d: output channels of weight (o) must be divisible by groups (2)");
   EXPECT_EQ(RunError("x: Tensor[(n, d), f32], g: Tensor[(k,), f32], b: Tensor[(d,), f32]", "layer_norm(x, g, b)",
                      {Ones({2, 3}), Ones({2}), Ones({3})}),
-            "kernel 'layer_norm' failed: layer_norm: dimension 0 of gamma (k) must equal dimension 1 of x (d)");
+            "compiled kernel 'layer_norm' failed: layer_norm: dimension 0 of gamma (k) must equal dimension 1 of x (d)");
   EXPECT_EQ(RunError("x: Tensor[(n, c), f32], g: Tensor[(c,), f32], b: Tensor[(c,), f32], m: Tensor[(c,), f32], "
                      "v: Tensor[(k,), f32]",
                      "batch_norm(x, g, b, m, v, axis=1)", {Ones({2, 3}), Ones({3}), Ones({3}), Ones({3}), Ones({4})}),
-            "kernel 'batch_norm' failed: batch_norm: dimension 0 of moving_var (k) must equal dimension 1 of x (c)");
+            "compiled kernel 'batch_norm' failed: batch_norm: dimension 0 of moving_var (k) must equal dimension 1 of x (c)");
   // The same programs at consistent shapes run.
   EXPECT_EQ(RunError("x: Tensor[(n, c, h, w), f32], wt: Tensor[(2, 3, 1, 1), f32]", "conv2d(x, wt)",
                      {Ones({1, 3, 2, 2}), Ones({2, 3, 1, 1})}),

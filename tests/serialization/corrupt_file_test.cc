@@ -343,7 +343,7 @@ TEST(CorruptFileTest, MemoryPlansAreChecked) {
   };
   auto with_plan = [&](serialization::MemoryPlanSpec plan) { return LoadError(build(std::move(plan))); };
   serialization::MemoryPlanSpec plan;
-  plan.storages.push_back({"arena", "4096", 4096});
+  plan.storages.push_back({"arena", "4096", 4096, ""});
   plan.tensors.push_back({"t", "Tensor[(4, 256), f32]", 0, 128});
   plan.pooled.push_back("y: Tensor[(4,), f32]");
   plan.bounds.push_back("n = 1..8");
@@ -395,7 +395,7 @@ TEST(CorruptFileTest, DevicesAndDeviceFunctionsAreChecked) {
   EXPECT_EQ(with_device("sim_npu", -1, "dense"),
             "functions[0] 'npu.kernel': device_index -1 out of range (1 devices)");
   EXPECT_EQ(with_device("sim_npu", 0, ""),
-            "functions[0] 'npu.kernel': device function has no kernel name (symbol)");
+            "functions[0] 'npu.kernel': device function has no device kernel name (symbol)");
   EXPECT_EQ(with_device("../../tmp/evil", 0, "dense"),
             "devices[0]: device name '../../tmp/evil' may only hold letters, digits and '_'");
   EXPECT_EQ(with_device("", 0, "dense"), "devices[0]: device has no name");
@@ -415,11 +415,11 @@ TEST(CorruptFileTest, CallsToBytecodeFunctionsMustPassEveryParameter) {
 TEST(CorruptFileTest, KernelAndLibraryEntriesAreChecked) {
   ExecutableBuilder b;
   b.Kernel("k", 2, "sym");
-  EXPECT_EQ(LoadError(b.Write()), "functions[0] 'k': kernel module_index 2 out of range (0 native modules)");
+  EXPECT_EQ(LoadError(b.Write()), "functions[0] 'k': compiled kernel module_index 2 out of range (0 native modules)");
   ExecutableBuilder s;
-  s.spec.native_modules.push_back(serialization::NativeModuleSpec{"elf-shared-object", "", "", {1, 2}, {}});
+  s.spec.native_modules.push_back(serialization::NativeModuleSpec{"elf-shared-object", "", "", {1, 2}, {}, {}, ""});
   s.Kernel("k", 0, "");
-  EXPECT_EQ(LoadError(s.Write()), "functions[0] 'k': kernel has no symbol");
+  EXPECT_EQ(LoadError(s.Write()), "functions[0] 'k': compiled kernel has no symbol");
   ExecutableBuilder l;
   l.Library("");
   EXPECT_EQ(LoadError(l.Write()), "functions[0]: library function has no name");
@@ -452,7 +452,7 @@ TEST(CorruptFileTest, EntryPointsAndModulesAreChecked) {
   b.spec.entry_points = {0};
   EXPECT_EQ(LoadError(b.Write()), "entry_points[0]: functions[0] 'vm.builtin.null' is not a bytecode function");
   ExecutableBuilder m;
-  m.spec.native_modules.push_back(serialization::NativeModuleSpec{"pe-dll", "", "", {1}, {}});
+  m.spec.native_modules.push_back(serialization::NativeModuleSpec{"pe-dll", "", "", {1}, {}, {}, ""});
   EXPECT_EQ(LoadError(m.Write()),
             "native_modules[0]: unsupported format 'pe-dll' (expected 'elf-shared-object')");
   m.spec.native_modules[0] = serialization::NativeModuleSpec{};
@@ -462,7 +462,7 @@ TEST(CorruptFileTest, EntryPointsAndModulesAreChecked) {
 TEST(CorruptFileTest, DamagedNativeCodeFailsItsChecksum) {
   ExecutableBuilder b;
   const std::vector<uint8_t> code = {0x7f, 'E', 'L', 'F', 0xde, 0xad, 0xbe, 0xef, 0x5a};
-  b.spec.native_modules.push_back(serialization::NativeModuleSpec{"elf-shared-object", "", "", code, {}});
+  b.spec.native_modules.push_back(serialization::NativeModuleSpec{"elf-shared-object", "", "", code, {}, {}, ""});
   std::vector<uint8_t> bytes = b.Write();
   auto at = std::search(bytes.begin(), bytes.end(), code.begin(), code.end());
   ASSERT_NE(at, bytes.end());
@@ -514,11 +514,11 @@ TEST(CorruptFileTest, HostileProgramsFailAtRunTimeWithoutCrashing) {
   auto r2 = machine.Invoke("big_heap", {});
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.status().message(),
-            "functions[6] 'big_heap': instruction at word 0 (call): " "vm.builtin.alloc_shape_heap: size 18014398509481984 out of range (0 to 16777216)");
+            "functions[6] 'big_heap': instruction at word 0 (call): vm.builtin.alloc_shape_heap: size 18014398509481984 out of range (0 to 16777216)");
   Value x = Value::FromInt(0);
   auto r3 = machine.Invoke("write_constant", std::span<const Value>(&x, 1));
   ASSERT_FALSE(r3.ok());
-  EXPECT_EQ(r3.status().message(), "functions[7] 'write_constant': instruction at word 0 (call): " "vm.builtin.match_shape: the shape heap is a read-only constant");
+  EXPECT_EQ(r3.status().message(), "functions[7] 'write_constant': instruction at word 0 (call): vm.builtin.match_shape: the shape heap is a read-only constant");
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ TEST(WriterTest, RoundTripsEveryField) {
   EXPECT_EQ(main->param_names()->Get(0)->str(), "a");
   EXPECT_EQ(std::vector<int64_t>(main->code()->begin(), main->code()->end()), code.Build());
   const fb::Function* kern = exe->functions()->Get(2);
-  EXPECT_EQ(kern->kind(), fb::FunctionKind::Kernel);
+  EXPECT_EQ(kern->kind(), fb::FunctionKind::CompiledKernel);
   EXPECT_EQ(kern->module_index(), 0);
   EXPECT_EQ(kern->symbol()->str(), "k1");
   EXPECT_EQ(exe->functions()->Get(0)->kind(), fb::FunctionKind::Library);

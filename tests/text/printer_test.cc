@@ -78,10 +78,10 @@ TEST(PrinterTest, KeywordsAndNonIdentifiersBecomePrintableNames) {
   graph::Var v_if("if", nullptr), v_empty("", nullptr), v_dot("a.b", nullptr), v_digit("1st", nullptr);
   graph::Expr add = graph::OpNode::Get("add");
   std::vector<graph::Binding> bindings = {
-      {graph::BindingKind::kVarBinding, v_if, graph::CallNode::make(add, {x1, x2}), nullptr},
-      {graph::BindingKind::kVarBinding, v_empty, graph::CallNode::make(add, {v_if, x2}), nullptr},
-      {graph::BindingKind::kVarBinding, v_dot, graph::TupleNode::make({v_empty}), nullptr},
-      {graph::BindingKind::kVarBinding, v_digit, graph::TupleGetItemNode::make(v_dot, 0), nullptr},
+      {graph::BindingKind::kVarBinding, v_if, graph::CallNode::make(add, {x1, x2}), nullptr, nullptr},
+      {graph::BindingKind::kVarBinding, v_empty, graph::CallNode::make(add, {v_if, x2}), nullptr, nullptr},
+      {graph::BindingKind::kVarBinding, v_dot, graph::TupleNode::make({v_empty}), nullptr, nullptr},
+      {graph::BindingKind::kVarBinding, v_digit, graph::TupleGetItemNode::make(v_dot, 0), nullptr, nullptr},
   };
   graph::Expr body = graph::SeqExprNode::make({graph::BindingBlock{false, bindings}}, v_digit);
   graph::Expr func = graph::FunctionNode::make({x1, x2}, body, graph::ObjectStructInfoNode::make());
@@ -199,7 +199,7 @@ TEST(PrinterTest, QuotedGlobalNamesAndAttrKeys) {
 TEST(PrinterTest, UnsupportedConstructsDoNotReparseAsSomethingElse) {
   graph::StructInfo tensor = graph::TensorStructInfoNode::make_ndim(-1, DataType::Void());
   graph::Var f("f", nullptr), x("x", tensor), y("y", nullptr);
-  graph::Binding call{graph::BindingKind::kVarBinding, y, graph::CallNode::make(f, {x}), nullptr};
+  graph::Binding call{graph::BindingKind::kVarBinding, y, graph::CallNode::make(f, {x}), nullptr, nullptr};
   graph::Expr body = graph::SeqExprNode::make({graph::BindingBlock{false, {call}}}, y);
   graph::Expr func = graph::FunctionNode::make({f, x}, body, nullptr);
   IRModule module;

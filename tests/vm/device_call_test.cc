@@ -109,7 +109,7 @@ TEST_F(DeviceCallTest, AnAbsentDeviceIsALoadErrorNamingIt) {
 TEST_F(DeviceCallTest, AKernelTheDeviceLacksIsALoadErrorListingItsKernels) {
   auto exe = Executable::LoadFromBytes(DenseOnNpu("softmax"));
   ASSERT_FALSE(exe.ok());
-  EXPECT_NE(exe.status().message().find("'sim_npu.softmax': device 'sim_npu' has no kernel 'softmax' (it has: "),
+  EXPECT_NE(exe.status().message().find("'sim_npu.softmax': device 'sim_npu' has no device kernel 'softmax' (it has: "),
             std::string::npos)
       << exe.status().message();
   EXPECT_NE(exe.status().message().find("dense_bias_relu"), std::string::npos);
@@ -193,8 +193,8 @@ TEST_F(DeviceCallTest, InspectListsTheDevicesAndWhereEachKernelRuns) {
   auto exe = Executable::LoadFromBytes(DenseOnNpu(), inspect);
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   std::string text = DescribeExecutable(**exe);
-  EXPECT_NE(text.find("devices (1):\n  [0] sim_npu  options \"memory=4M\"  1 kernel"), std::string::npos) << text;
-  EXPECT_NE(text.find("sim_npu.dense_bias_relu  device  kernel dense_bias_relu on device sim_npu"), std::string::npos)
+  EXPECT_NE(text.find("devices (1):\n  [0] sim_npu  options \"memory=4M\"  1 device kernel"), std::string::npos) << text;
+  EXPECT_NE(text.find("sim_npu.dense_bias_relu  device kernel  dense_bias_relu on device sim_npu"), std::string::npos)
       << text;
 }
 

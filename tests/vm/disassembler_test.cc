@@ -39,7 +39,7 @@ TEST(DisassemblerTest, DescribesFunctionsBytecodeConstantsAndModules) {
   b.spec.native_modules.push_back(module);
   b.Kernel("add_scalar", 0, "add_scalar");
 
-  auto exe = vm::Executable::LoadFromBytes(b.Write(), vm::LoadOptions{.resolve = false});
+  auto exe = vm::Executable::LoadFromBytes(b.Write(), vm::LoadOptions{.resolve = false, .device_options = {}});
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   std::string text = vm::DescribeExecutable(**exe);
   auto expect_line = [&](const std::string& line) {
@@ -58,7 +58,7 @@ TEST(DisassemblerTest, DescribesFunctionsBytecodeConstantsAndModules) {
   expect_line("    19: call r2 = helper(c0)\n");
   expect_line("    24: goto -13  (to 11)\n");
   expect_line("    26: ret r2\n");
-  expect_line("  [4] add_scalar  kernel  native_modules[0] symbol add_scalar\n");
+  expect_line("  [4] add_scalar  compiled kernel  native_modules[0] symbol add_scalar\n");
   expect_line("  c0  tensor f32 (2, 2), 16 bytes\n");
   expect_line("  c1  string \"main: parameter 'x'\"\n");
   expect_line("  c2  shape (4, 5)\n");

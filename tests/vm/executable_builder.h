@@ -14,6 +14,7 @@
 #include "serialization/executable_spec.h"
 #include "serialization/writer.h"
 #include "vm/bytecode/bytecode.h"
+#include "vm/bytecode/encoder.h"
 
 namespace strata::testing {
 
@@ -23,35 +24,24 @@ inline int64_t C(int64_t index) { return vm::EncodeOperand(vm::OperandKind::kCon
 inline int64_t Fn(int64_t index) { return vm::EncodeOperand(vm::OperandKind::kFunction, index); }
 inline constexpr int64_t kVoid = vm::kVoidRegister;
 
+// Labels on top of vm::BytecodeEncoder: jumps name their target, resolved by Build.
 class CodeBuilder {
  public:
   CodeBuilder& Call(int64_t dst, int64_t func, const std::vector<int64_t>& operands) {
-    words_.push_back(static_cast<int64_t>(vm::Opcode::kCall));
-    words_.push_back(dst);
-    words_.push_back(func);
-    words_.push_back(static_cast<int64_t>(operands.size()));
-    words_.insert(words_.end(), operands.begin(), operands.end());
+    code_.Call(dst, func, operands);
     return *this;
   }
   CodeBuilder& Ret(int64_t reg) {
-    words_.push_back(static_cast<int64_t>(vm::Opcode::kRet));
-    words_.push_back(reg);
+    code_.Ret(reg);
     return *this;
   }
   CodeBuilder& Goto(const std::string& label) {
-    int64_t at = size();
-    words_.push_back(static_cast<int64_t>(vm::Opcode::kGoto));
-    fixups_.push_back({at, size(), label});
-    words_.push_back(0);
+    fixups_.push_back({code_.Goto(), label});
     return *this;
   }
   // if R[reg] is false jump to `else_label`, otherwise fall through.
   CodeBuilder& If(int64_t reg, const std::string& else_label) {
-    int64_t at = size();
-    words_.push_back(static_cast<int64_t>(vm::Opcode::kIf));
-    words_.push_back(reg);
-    fixups_.push_back({at, size(), else_label});
-    words_.push_back(0);
+    fixups_.push_back({code_.If(reg), else_label});
     return *this;
   }
   CodeBuilder& Label(const std::string& name) {
@@ -60,28 +50,27 @@ class CodeBuilder {
   }
   // Raw words, for deliberately broken code.
   CodeBuilder& Words(const std::vector<int64_t>& words) {
-    words_.insert(words_.end(), words.begin(), words.end());
+    code_.AppendRaw(words);
     return *this;
   }
-  int64_t size() const { return static_cast<int64_t>(words_.size()); }
+  int64_t size() const { return code_.size(); }
 
   std::vector<int64_t> Build() const {
-    std::vector<int64_t> out = words_;
+    vm::BytecodeEncoder out = code_;
     for (const Fixup& f : fixups_) {
       auto it = labels_.find(f.label);
       assert(it != labels_.end() && "undefined label");
-      out[static_cast<size_t>(f.slot)] = it->second - f.instruction;
+      out.PatchJump(f.jump, it->second);
     }
-    return out;
+    return std::move(out).Take();
   }
 
  private:
   struct Fixup {
-    int64_t instruction;
-    int64_t slot;
+    vm::BytecodeEncoder::PendingJump jump;
     std::string label;
   };
-  std::vector<int64_t> words_;
+  vm::BytecodeEncoder code_;
   std::vector<Fixup> fixups_;
   std::map<std::string, int64_t> labels_;
 };
@@ -123,10 +112,17 @@ class ExecutableBuilder {
   int32_t Kernel(const std::string& name, int32_t module_index, const std::string& symbol) {
     serialization::FunctionSpec f;
     f.name = name;
-    f.kind = serialization::FunctionKindSpec::kKernel;
+    f.kind = serialization::FunctionKindSpec::kCompiledKernel;
     f.module_index = module_index;
     f.symbol = symbol;
     return Add(std::move(f));
+  }
+  // Each alternative built in place: moving a whole ConstantSpec variant trips
+  // GCC 12's -Wmaybe-uninitialized on the alternatives it does not hold.
+  template <typename T>
+  int32_t Constant(T value) {
+    spec.constants.emplace_back(std::in_place_type<T>, std::move(value));
+    return static_cast<int32_t>(spec.constants.size() - 1);
   }
   int32_t Constant(serialization::ConstantSpec c) {
     spec.constants.push_back(std::move(c));

@@ -10,12 +10,7 @@
 namespace strata::vm {
 namespace {
 
-namespace fbs = ::flatbuffers;
-
-template <typename T>
-uint32_t SizeOf(const fbs::Vector<T>* vec) {
-  return vec ? vec->size() : 0;
-}
+using serialization::SizeOf;
 
 // A damaged file: every verifier error is DATA_LOSS.
 ErrorStatus Corrupt() { return ErrorStatus(StatusCode::kDataLoss); }
@@ -101,7 +96,7 @@ class FunctionCodeVerifier {
         if (func < 0 || func >= static_cast<int64_t>(num_functions)) {
           return At(pc, op) << "function " << func << " out of range (" << num_functions << " functions)";
         }
-        const fb::Function* callee = exe_.functions()->Get(static_cast<fbs::uoffset_t>(func));
+        const fb::Function* callee = exe_.functions()->Get(static_cast<::flatbuffers::uoffset_t>(func));
         if (callee->kind() == fb::FunctionKind::Bytecode && nargs != callee->num_params()) {
           return At(pc, op) << "call to " << serialization::FunctionLabel(static_cast<uint32_t>(func), callee) << " passes "
                             << nargs << " arguments, it takes " << callee->num_params();

@@ -17,6 +17,7 @@
 #include "compiler/analysis/struct_info_util.h"
 #include "vm/bytecode/bytecode.h"
 #include "vm/bytecode/builtin_names.h"
+#include "vm/bytecode/encoder.h"
 
 namespace strata::backend {
 
@@ -27,7 +28,6 @@ using serialization::ConstantSpec;
 using serialization::FunctionKindSpec;
 using serialization::FunctionSpec;
 using vm::EncodeOperand;
-using vm::Opcode;
 using vm::OperandKind;
 
 namespace {
@@ -60,7 +60,7 @@ class ModuleContext {
       index_[name] = static_cast<int64_t>(spec.functions.size());
       FunctionSpec fn;
       fn.name = name;
-      fn.kind = FunctionKindSpec::kKernel;
+      fn.kind = FunctionKindSpec::kCompiledKernel;
       fn.module_index = 0;
       fn.symbol = name;
       spec.functions.push_back(std::move(fn));
@@ -94,7 +94,7 @@ class ModuleContext {
         fn.device_index = DeviceIndex(externals[m].backend);
         fn.symbol = name.substr(name.find(':') + 1);
       } else if (external_module_index_[m] >= 0) {
-        fn.kind = FunctionKindSpec::kKernel;
+        fn.kind = FunctionKindSpec::kCompiledKernel;
         fn.module_index = external_module_index_[m];
         fn.symbol = name;
       }
@@ -244,11 +244,11 @@ class FunctionEmitter {
     }
     int64_t result = EmitValue(func.body, /*discard=*/false);
     int64_t reg = ToRegister(result);
-    Append({static_cast<int64_t>(Opcode::kRet), reg});
+    code_.Ret(reg);
     if (!error_.ok()) return error_;
     out->num_params = static_cast<int32_t>(func.params.size());
     out->num_registers = static_cast<int32_t>(num_registers_);
-    out->code = std::move(code_);
+    out->code = std::move(code_).Take();
     MemoryPlanCollector plan;
     plan.VisitExpr(func.body);
     out->memory_plan = std::move(plan.plan);
@@ -268,13 +268,7 @@ class FunctionEmitter {
     if (binding_ != nullptr && binding_->location) error_ = std::move(error_).WithLocation(*binding_->location);
   }
 
-  void Append(std::initializer_list<int64_t> words) { code_.insert(code_.end(), words); }
-
-  // Call dst func operands...; dst may be kVoidRegister.
-  void EmitCall(int64_t dst, int64_t func, const std::vector<int64_t>& operands) {
-    Append({static_cast<int64_t>(Opcode::kCall), dst, func, static_cast<int64_t>(operands.size())});
-    code_.insert(code_.end(), operands.begin(), operands.end());
-  }
+  void EmitCall(int64_t dst, int64_t func, const std::vector<int64_t>& operands) { code_.Call(dst, func, operands); }
 
   // A register holding `operand` (copied into a new one unless it is a register).
   int64_t ToRegister(int64_t operand) {
@@ -437,17 +431,14 @@ class FunctionEmitter {
     int64_t cond = ToRegister(EmitValue(op->condition, false));
     int64_t result = NewRegister();
     int64_t copy = ctx_->LibraryIndex(builtin::kCopy);
-    size_t if_pc = code_.size();
-    Append({static_cast<int64_t>(Opcode::kIf), cond, 0});
+    const vm::BytecodeEncoder::PendingJump to_else = code_.If(cond);
     int64_t then_value = EmitValue(op->then_branch, false);
     EmitCall(result, copy, {then_value});
-    size_t goto_pc = code_.size();
-    Append({static_cast<int64_t>(Opcode::kGoto), 0});
-    size_t else_pc = code_.size();
-    code_[if_pc + 2] = static_cast<int64_t>(else_pc - if_pc);
+    const vm::BytecodeEncoder::PendingJump to_end = code_.Goto();
+    code_.PatchJump(to_else, code_.size());
     int64_t else_value = EmitValue(op->else_branch, false);
     EmitCall(result, copy, {else_value});
-    code_[goto_pc + 1] = static_cast<int64_t>(code_.size() - goto_pc);
+    code_.PatchJump(to_end, code_.size());
     return Register(result);
   }
 
@@ -472,7 +463,7 @@ class FunctionEmitter {
   Status error_;
   std::set<const VarNode*> used_;
   std::map<const VarNode*, int64_t> vars_;  // variable -> operand word
-  std::vector<int64_t> code_;
+  vm::BytecodeEncoder code_;
   int64_t num_registers_ = 0;
   int64_t num_params_ = 0;
 };

@@ -93,7 +93,7 @@ std::vector<Instruction> DecodeAndVerify(const ExecutableSpec& exe, const Functi
     }
   }
   EXPECT_FALSE(out.empty());
-  if (!out.empty()) EXPECT_EQ(out.back().op, vm::Opcode::kRet) << fn.name << " does not end with ret";
+  if (!out.empty()) { EXPECT_EQ(out.back().op, vm::Opcode::kRet) << fn.name << " does not end with ret"; }
   return out;
 }
 
@@ -129,7 +129,7 @@ TEST(VMCodegenTest, MatmulReluFunctionTableAndBytecode) {
   EXPECT_EQ(exe.functions[0].num_params, 2);
   EXPECT_EQ(exe.functions[0].param_names, (std::vector<std::string>{"x", "w"}));
   EXPECT_EQ(exe.functions[1].name, "tir_matmul");
-  EXPECT_EQ(exe.functions[1].kind, FunctionKindSpec::kKernel);
+  EXPECT_EQ(exe.functions[1].kind, FunctionKindSpec::kCompiledKernel);
   EXPECT_EQ(exe.functions[1].symbol, "tir_matmul");
   EXPECT_EQ(exe.functions[1].module_index, 0);
   EXPECT_EQ(exe.functions[2].name, "tir_relu");
@@ -138,7 +138,7 @@ TEST(VMCodegenTest, MatmulReluFunctionTableAndBytecode) {
   for (size_t i = 3; i < exe.functions.size(); ++i) {
     // The shape function computing the planned storage's size (m * n * 4) is a kernel.
     if (exe.functions[i].name.rfind("shape_func_", 0) == 0) {
-      EXPECT_EQ(exe.functions[i].kind, FunctionKindSpec::kKernel);
+      EXPECT_EQ(exe.functions[i].kind, FunctionKindSpec::kCompiledKernel);
       continue;
     }
     EXPECT_EQ(exe.functions[i].kind, FunctionKindSpec::kLibrary);

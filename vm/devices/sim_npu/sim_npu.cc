@@ -87,12 +87,20 @@ std::string Describe(uint64_t h) {
   return std::string(name) + " #" + std::to_string(CounterOf(h));
 }
 
-std::string Range(uint64_t offset, uint64_t size) {
+// [offset, offset + size), with the sum left unevaluated when it overflows (a
+// hostile caller's range must print as it was given, not wrapped around).
+std::string ByteRange(uint64_t offset, uint64_t size) {
   // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) about "[" + std::string.
   std::string text = "[";
   text += std::to_string(offset);
   text += ", ";
-  text += std::to_string(offset + size);
+  if (size <= UINT64_MAX - offset) {
+    text += std::to_string(offset + size);
+  } else {
+    text += std::to_string(offset);
+    text += " + ";
+    text += std::to_string(size);
+  }
   text += ")";
   return text;
 }
@@ -387,8 +395,8 @@ class Device {
     // Ranges that overflow are refused by the bounds check below; only compare those that fit.
     const bool fit = size <= UINT64_MAX - src_offset && size <= UINT64_MAX - dst_offset;
     if (src == dst && size > 0 && fit && src_offset < dst_offset + size && dst_offset < src_offset + size) {
-      return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": source bytes " + Range(src_offset, size) +
-                                                            " and destination bytes " + Range(dst_offset, size) +
+      return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": source bytes " + ByteRange(src_offset, size) +
+                                                            " and destination bytes " + ByteRange(dst_offset, size) +
                                                             " of " + Describe(src) + " overlap");
     }
     Command cmd;
@@ -822,7 +830,7 @@ class Device {
           return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT, where + ": " + error);
         }
         if (use.offset > b->size || use.size > b->size - use.offset) {
-          return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT, where + ": bytes " + RangeText(use.offset, use.size) +
+          return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT, where + ": bytes " + ByteRange(use.offset, use.size) +
                                                                 " are outside " + Describe(use.buffer) + " of " +
                                                                 std::to_string(b->size) + " bytes");
         }
@@ -833,19 +841,6 @@ class Device {
                   std::string(fn) + ": " + Describe(queue) + " is being destroyed");
     }
     return STRATA_DEVICE_OK;
-  }
-
-  // [offset, offset + size), with the sum left unevaluated when it overflows.
-  static std::string RangeText(uint64_t offset, uint64_t size) {
-    if (size <= UINT64_MAX - offset) return Range(offset, size);
-    std::string text = "[";
-    text += std::to_string(offset);
-    text += ", ";
-    text += std::to_string(offset);
-    text += " + ";
-    text += std::to_string(size);
-    text += ")";
-    return text;
   }
 
   // False when the queue is being destroyed.
@@ -910,7 +905,7 @@ class Device {
     Buffer* b = nullptr;
     if (!FindBuffer(handle, false, &b, error)) return false;
     if (offset > b->size || size > b->size - offset) {  // cannot happen after the submission check; kept for safety
-      *error = "bytes " + RangeText(offset, size) + " are outside " + Describe(handle) + " of " +
+      *error = "bytes " + ByteRange(offset, size) + " are outside " + Describe(handle) + " of " +
                std::to_string(b->size) + " bytes";
       return false;
     }
