@@ -38,8 +38,8 @@ bool SplitPassInsertion(const std::string& text, std::pair<std::string, std::str
 
 int RunCompileCommand(const std::vector<std::string>& args) {
   po::options_description options("compile options");
-  options.add_options()("help,h", "show this help")(
-      "input", po::value<std::string>()->required(), "the model to compile: text IR (.sir) or ONNX (.onnx)")(
+  options.add_options()("help,h", "show this help")("input", po::value<std::string>()->required(),
+                                                    "the model to compile: text IR (.sir) or ONNX (.onnx)")(
       "dynamic", po::value<std::vector<std::string>>(), "NAME=LO..HI: bounds of a dynamic dimension of an ONNX model")(
       "output,o", po::value<std::string>()->required(), "the executable to write (.stx)")(
       "dump-ir", po::value<std::string>(), "write the module after every pass that changed it into this directory")(
@@ -56,8 +56,10 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "add the tensor programs of this .sir file (hand-written, with attrs {dispatch = \"op\"})")(
       "time-passes", "print the wall time of every pass")(
       "no-memory-plan", "skip PlanMemory: every tensor is its own allocation from the VM's pool (docs/memory.md)")(
-      "cpu", po::value<std::string>(), "compile the tensor programs for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
-      "cpu-features", po::value<std::string>(), "LLVM feature string for the compiled kernels, e.g. +avx2,+fma,-avx512f")(
+      "cpu", po::value<std::string>(),
+      "compile the tensor programs for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
+      "cpu-features", po::value<std::string>(),
+      "LLVM feature string for the compiled kernels, e.g. +avx2,+fma,-avx512f")(
       "dump-llvm-ir", po::value<std::string>(), "write the optimized LLVM IR of the tensor programs to this file");
   po::positional_options_description positional;
   positional.add("input", 1);
@@ -96,8 +98,9 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       start = end + 1;
     }
     if (!cpu) {
-      std::fprintf(stderr, "strata compile: --target must include cpu (what the devices cannot run stays there), "
-                           "e.g. --target cpu,npu\n");
+      std::fprintf(stderr,
+                   "strata compile: --target must include cpu (what the devices cannot run stays there), "
+                   "e.g. --target cpu,npu\n");
       return 2;
     }
   }
@@ -123,7 +126,8 @@ int RunCompileCommand(const std::vector<std::string>& args) {
     for (const std::string& text : vm["dynamic"].as<std::vector<std::string>>()) {
       std::pair<std::string, std::pair<int64_t, int64_t>> bound;
       if (!ParseDimBound(text, &bound)) {
-        std::fprintf(stderr, "strata compile: --dynamic expects NAME=LO..HI with 0 <= LO <= HI, got '%s'\n", text.c_str());
+        std::fprintf(stderr, "strata compile: --dynamic expects NAME=LO..HI with 0 <= LO <= HI, got '%s'\n",
+                     text.c_str());
         return 2;
       }
       import_options.dim_bounds[bound.first] = bound.second;

@@ -3,15 +3,15 @@
 
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
-#include "vm/executable_description.h"
 #include "vm/executable.h"
+#include "vm/executable_description.h"
 
 namespace strata::apps {
 
 int RunInspectCommand(const std::vector<std::string>& args) {
   po::options_description options("inspect options");
   options.add_options()("help,h", "show this help")("executable", po::value<std::string>()->required(),
-                                                     "the executable (.stx)");
+                                                    "the executable (.stx)");
   po::positional_options_description positional;
   positional.add("executable", 1);
   po::variables_map vm;

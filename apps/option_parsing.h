@@ -2,11 +2,12 @@
 // every command reports bad usage the same way.
 #pragma once
 
-#include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <boost/program_options.hpp>
 
 namespace strata::apps {
 
@@ -15,8 +16,9 @@ namespace po = boost::program_options;
 // Parses `args` into `vm`. Prints the error or help and returns false (with
 // *out_exit_code set) when the command should stop.
 inline bool ParseCommandLine(const std::string& command, const std::vector<std::string>& args,
-                             const po::options_description& options, const po::positional_options_description& positional,
-                             po::variables_map* vm, int* out_exit_code) {
+                             const po::options_description& options,
+                             const po::positional_options_description& positional, po::variables_map* vm,
+                             int* out_exit_code) {
   try {
     po::store(po::command_line_parser(args).options(options).positional(positional).run(), *vm);
     if (vm->count("help")) {

@@ -15,8 +15,8 @@
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
 #include "vm/executable.h"
-#include "vm/tensor_io/npy.h"
 #include "vm/profiler.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/tensor_io/tensor_compare.h"
 #include "vm/virtual_machine.h"
 
@@ -45,7 +45,8 @@ StatusOr<vm::Ref<vm::Tensor>> ParseTensorArgument(const std::string& text, const
   if (tensor.ok()) return tensor;
   ErrorStatus error;
   error << option << " #" << index << ": " << tensor.status().message();
-  if (!text.starts_with("@") && text.find('=') == std::string::npos && text.ends_with(".npy")) error << " (to read a .npy file, write @" << text << ")";
+  if (!text.starts_with("@") && text.find('=') == std::string::npos && text.ends_with(".npy"))
+    error << " (to read a .npy file, write @" << text << ")";
   return error;
 }
 
@@ -208,10 +209,11 @@ std::string FormatLatency(std::vector<double> us, int64_t warmup) {
 
 int RunRunCommand(const std::vector<std::string>& args) {
   po::options_description options("run options");
-  options.add_options()("help,h", "show this help")(
-      "executable", po::value<std::string>()->required(), "the executable (.stx)")(
+  options.add_options()("help,h", "show this help")("executable", po::value<std::string>()->required(),
+                                                    "the executable (.stx)")(
       "function", po::value<std::string>()->default_value("main"), "the function to call")(
-      "input", po::value<std::vector<std::string>>(), "an argument: @file.npy, an inline tensor like 2x3xf32=1,2,3,4,5,6, or a scalar (5, 2.5, true)")(
+      "input", po::value<std::vector<std::string>>(),
+      "an argument: @file.npy, an inline tensor like 2x3xf32=1,2,3,4,5,6, or a scalar (5, 2.5, true)")(
       "output", po::value<std::vector<std::string>>(), "write the result (one per tuple field) to this .npy file")(
       "expected-output", po::value<std::vector<std::string>>(),
       "compare the result (one per tuple field) with @file.npy or an inline tensor; exit 1 if they differ")(
@@ -220,13 +222,15 @@ int RunRunCommand(const std::vector<std::string>& args) {
       "device-options", po::value<std::vector<std::string>>(),
       "NAME=OPTIONS: open device NAME with these options instead of the executable's, e.g. "
       "--device-options sim_npu=memory=64M (docs/devices.md)")(
-      "stats", "print per call (to stderr): allocations, bytes from the system, peak live bytes and the lower "
-               "bound (the most tensor bytes alive at once); see docs/memory.md")(
+      "stats",
+      "print per call (to stderr): allocations, bytes from the system, peak live bytes and the lower "
+      "bound (the most tensor bytes alive at once); see docs/memory.md")(
       "repeat", po::value<int64_t>(),
       "call the function N times (after --warmup calls) and print (to stderr) the latency: median, p90, min, mean")(
       "warmup", po::value<int64_t>()->default_value(0), "untimed calls before the timed ones")(
-      "profile", "print (to stderr) the time per instruction kind, per compiled kernel and per library function of the "
-                 "timed calls; see docs/vm.md")(
+      "profile",
+      "print (to stderr) the time per instruction kind, per compiled kernel and per library function of the "
+      "timed calls; see docs/vm.md")(
       "trace", po::value<std::string>(),
       "write a Chrome trace-event JSON of every call the timed calls make to this file (open it in "
       "https://ui.perfetto.dev)");
@@ -311,7 +315,8 @@ int RunRunCommand(const std::vector<std::string>& args) {
     }
     if (vm.count("stats")) {
       PrintMemoryStats(static_cast<size_t>(call) + 1, machine.last_memory_stats());
-      if (!(*executable)->devices().empty()) PrintDeviceStats(static_cast<size_t>(call) + 1, machine.last_device_stats());
+      if (!(*executable)->devices().empty())
+        PrintDeviceStats(static_cast<size_t>(call) + 1, machine.last_device_stats());
     }
     if (call >= timing.warmup) latencies_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
     result = std::move(called).value();
@@ -347,8 +352,8 @@ int RunRunCommand(const std::vector<std::string>& args) {
     const vm::Value& value = results[i];
     if (!outputs.empty()) {
       if (!value.is_tensor()) {
-        std::fprintf(stderr, "strata run: result #%zu is a %s, not a tensor; cannot write '%s'\n", i,
-                     value.kind_name(), outputs[i].c_str());
+        std::fprintf(stderr, "strata run: result #%zu is a %s, not a tensor; cannot write '%s'\n", i, value.kind_name(),
+                     outputs[i].c_str());
         return 1;
       }
       Status written = vm::WriteNpyFile(outputs[i], *value.tensor());

@@ -2,9 +2,6 @@
 // same run, and reporting a row's speed as a ratio against that baseline.
 #pragma once
 
-#include <benchmark/benchmark.h>
-#include <dlpack/dlpack.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -13,6 +10,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <benchmark/benchmark.h>
+#include <dlpack/dlpack.h>
 
 #include "support/status.h"
 

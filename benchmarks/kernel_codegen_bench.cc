@@ -11,10 +11,8 @@
 //   Strata           the example as written: parallel i, vectorized j
 //   OpenBLAS         cblas_sgemm (matmul only), the library bound
 // Every variant's result is checked against the baseline before it is timed.
-#include <benchmark/benchmark.h>
-#include <cblas.h>
-
 #include <algorithm>
+#include <cblas.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +21,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
@@ -168,15 +168,9 @@ void BM_Matmul(benchmark::State& state, Variant variant) {
   const int blas_size = static_cast<int>(size);
   auto run = [&] {
     switch (variant) {
-      case Variant::kCppLoop:
-        CppMatmul(a.data.data(), b.data.data(), c.data.data(), size, size, size);
-        break;
-      case Variant::kStrataSerial:
-        CallKernel(Kernels::Get()["matmul_serial"], {&a.dl, &b.dl, &c.dl});
-        break;
-      case Variant::kStrata:
-        CallKernel(Kernels::Get()["matmul"], {&a.dl, &b.dl, &c.dl});
-        break;
+      case Variant::kCppLoop: CppMatmul(a.data.data(), b.data.data(), c.data.data(), size, size, size); break;
+      case Variant::kStrataSerial: CallKernel(Kernels::Get()["matmul_serial"], {&a.dl, &b.dl, &c.dl}); break;
+      case Variant::kStrata: CallKernel(Kernels::Get()["matmul"], {&a.dl, &b.dl, &c.dl}); break;
       case Variant::kOpenBlas:
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_size, blas_size, blas_size, 1.0f, a.data.data(),
                     blas_size, b.data.data(), blas_size, 0.0f, c.data.data(), blas_size);
@@ -190,8 +184,8 @@ void BM_Matmul(benchmark::State& state, Variant variant) {
     benchmark::DoNotOptimize(c.data.data());
     benchmark::ClobberMemory();
   }
-  state.counters["FLOPS"] =
-      benchmark::Counter(2.0 * size * size * size, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["FLOPS"] = benchmark::Counter(2.0 * size * size * size, benchmark::Counter::kIsIterationInvariantRate,
+                                               benchmark::Counter::kIs1000);
   state.counters["cpp_loop_us"] = baseline_seconds[size] * 1e6;
 }
 
@@ -207,15 +201,9 @@ void BM_Relu(benchmark::State& state, Variant variant) {
   }
   auto run = [&] {
     switch (variant) {
-      case Variant::kCppLoop:
-        CppRelu(a.data.data(), b.data.data(), rows * cols);
-        break;
-      case Variant::kStrataSerial:
-        CallKernel(Kernels::Get()["relu_serial"], {&a.dl, &b.dl});
-        break;
-      default:
-        CallKernel(Kernels::Get()["relu"], {&a.dl, &b.dl});
-        break;
+      case Variant::kCppLoop: CppRelu(a.data.data(), b.data.data(), rows * cols); break;
+      case Variant::kStrataSerial: CallKernel(Kernels::Get()["relu_serial"], {&a.dl, &b.dl}); break;
+      default: CallKernel(Kernels::Get()["relu"], {&a.dl, &b.dl}); break;
     }
   };
   run();

@@ -13,19 +13,19 @@
 // Each row reports `ratio_vs_onednn`: the baseline's time, measured in the same
 // run, divided by the row's time (above 1 is faster than oneDNN). Every variant's
 // result is checked against the baseline before it is timed.
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <dnnl.hpp>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
+#include <dnnl.hpp>
 
 #include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
@@ -87,10 +87,10 @@ struct Tensor4 {
 class StrataConv {
  public:
   explicit StrataConv(const ConvShape& s) {
-    const std::string weight = "(" + std::to_string(s.o) + ", " + std::to_string(s.c) + ", " +
-                               std::to_string(s.kh) + ", " + std::to_string(s.kw) + ")";
-    const std::string text = "func @main(x: Tensor[(n, " + std::to_string(s.c) + ", h, w), f32], wt: Tensor[" +
-                             weight + ", f32]) -> Tensor[ndim=4, f32] {\n  y = conv2d(x, wt, strides=[" +
+    const std::string weight = "(" + std::to_string(s.o) + ", " + std::to_string(s.c) + ", " + std::to_string(s.kh) +
+                               ", " + std::to_string(s.kw) + ")";
+    const std::string text = "func @main(x: Tensor[(n, " + std::to_string(s.c) + ", h, w), f32], wt: Tensor[" + weight +
+                             ", f32]) -> Tensor[ndim=4, f32] {\n  y = conv2d(x, wt, strides=[" +
                              std::to_string(s.stride) + ", " + std::to_string(s.stride) + "], padding=[" +
                              std::to_string(s.pad) + ", " + std::to_string(s.pad) + "])\n  return y\n}\n";
     StatusOr<ir::IRModule> module = ir::ParseModule(text, "legalized_conv2d_bench.sir");
@@ -134,9 +134,8 @@ class OneDnnConv {
     const dnnl::memory::desc src_md(src, dt::f32, blocked ? tag::any : tag::nchw);
     const dnnl::memory::desc dst_md(dst, dt::f32, blocked ? tag::any : tag::nchw);
     const dnnl::memory::desc wei_md(wei, dt::f32, tag::any);
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_auto,
-                                         src_md, wei_md, dst_md, {s.stride, s.stride}, {0, 0}, {s.pad, s.pad},
-                                         {s.pad, s.pad});
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_auto, src_md,
+                                         wei_md, dst_md, {s.stride, s.stride}, {0, 0}, {s.pad, s.pad}, {s.pad, s.pad});
     pd_ = dnnl::convolution_forward::primitive_desc(desc, engine_);
     conv_ = dnnl::convolution_forward(pd_);
     src_ = dnnl::memory(pd_.src_desc(), engine_);
@@ -248,8 +247,8 @@ int main(int argc, char** argv) {
       {"OneDNN", Variant::kOneDnn}, {"Strata", Variant::kStrata}, {"OneDNNBlocked", Variant::kOneDnnBlocked}};
   for (const strata::bench::ConvShape& shape : strata::bench::kShapes) {
     for (const auto& [name, variant] : variants) {
-      benchmark::RegisterBenchmark((std::string("Conv2d/") + shape.name + "/" + name).c_str(),
-                                   strata::bench::BM_Conv2d, shape, variant)
+      benchmark::RegisterBenchmark((std::string("Conv2d/") + shape.name + "/" + name).c_str(), strata::bench::BM_Conv2d,
+                                   shape, variant)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }

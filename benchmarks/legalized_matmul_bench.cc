@@ -13,10 +13,8 @@
 //   Matmul/<variant>/<m>/<k>/<n>   y = matmul(x, w), x (m, k), w (k, n)
 //   Dense/<variant>/<m>/<k>/<n>    y = dense(x, w),  x (m, k), w (n, k)
 // The OpenBLAS rows time the library itself (their ratio is 1 by definition).
-#include <benchmark/benchmark.h>
-#include <cblas.h>
-
 #include <algorithm>
+#include <cblas.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +22,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"

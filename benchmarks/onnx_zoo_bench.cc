@@ -26,14 +26,14 @@
 //                           the plan saves time)
 // benchmarks/peers/onnx_zoo_peers.py runs this program and times onnxruntime
 // and PyTorch on the same inputs, reporting ratios (see benchmarks/peers/README.md).
-#include <benchmark/benchmark.h>
-
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "benchmarks/bench_util.h"
 #include "compiler/driver/compile.h"
@@ -54,9 +54,7 @@ constexpr const char* kModels[] = {"mlp", "cnn", "transformer"};
 constexpr const char* kRun = "run_2";  // the largest shape of every model
 constexpr double kRtol = 1e-4, kAtol = 1e-5;
 
-vm::Value ReadNpyOrDie(const fs::path& path) {
-  return vm::Value::FromTensor(OrDie(vm::ReadNpyFile(path.string())));
-}
+vm::Value ReadNpyOrDie(const fs::path& path) { return vm::Value::FromTensor(OrDie(vm::ReadNpyFile(path.string()))); }
 
 // Dies unless `actual` is a tensor of `expected`'s type and shape whose values
 // are within kRtol (relative, plus kAtol absolute) of it.

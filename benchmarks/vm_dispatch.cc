@@ -37,16 +37,16 @@
 // Every row runs its program once and checks the result before it is timed;
 // a wrong result fails the row (SkipWithError) and the program exits 1, which
 // is what the smoke test (VmDispatchBench.ChecksEveryCase) relies on.
-#include <benchmark/benchmark.h>
-#include <time.h>
-
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <time.h>
 #include <utility>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "benchmarks/bench_util.h"
 #include "tests/vm/executable_builder.h"

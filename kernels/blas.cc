@@ -1,9 +1,8 @@
 // strata.blas.*: single-precision GEMM through OpenBLAS's cblas_sgemm (see blas.h).
 #include "kernels/blas.h"
 
-#include <cblas.h>
-
 #include <algorithm>
+#include <cblas.h>
 #include <climits>
 #include <cstring>
 #include <span>
@@ -21,7 +20,8 @@ constexpr const char* kDenseBias = "strata.blas.dense_bias";
 // BLAS takes 32-bit sizes.
 Status CheckBlasSize(const char* fn, std::initializer_list<int64_t> sizes) {
   for (int64_t s : sizes) {
-    if (s > INT_MAX) return Status(ErrorStatus() << fn << ": a matrix dimension of " << s << " does not fit BLAS's 32 bits");
+    if (s > INT_MAX)
+      return Status(ErrorStatus() << fn << ": a matrix dimension of " << s << " does not fit BLAS's 32 bits");
   }
   return Status::Ok();
 }

@@ -1,8 +1,6 @@
 // strata.dnnl.*: dense, matmul and conv2d through oneDNN primitives (see dnnl.h).
 #include "kernels/dnnl.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -16,6 +14,8 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/tensor_args.h"
 #include "vm/registry.h"
@@ -40,7 +40,6 @@ using dnnl::memory;
 using Dims = memory::dims;
 
 // ---- argument checking ---------------------------------------------------------
-
 
 // Argument `index` as a Shape of `size` values, each >= min_value.
 Status GetInts(const char* fn, const vm::Value* const* args, int index, const char* param, size_t size,
@@ -114,9 +113,9 @@ dnnl::primitive_attr UserScratchpadAttr(bool relu) {
 Operand MakeOperand(int arg, const memory::desc& user, const memory::desc& internal, bool is_output) {
   Operand op{arg, user, internal, std::nullopt, memory::desc()};
   if (user != internal) {
-    const dnnl::reorder::primitive_desc pd = is_output
-        ? dnnl::reorder::primitive_desc(Engine(), internal, Engine(), user, UserScratchpadAttr(false))
-        : dnnl::reorder::primitive_desc(Engine(), user, Engine(), internal, UserScratchpadAttr(false));
+    const dnnl::reorder::primitive_desc pd =
+        is_output ? dnnl::reorder::primitive_desc(Engine(), internal, Engine(), user, UserScratchpadAttr(false))
+                  : dnnl::reorder::primitive_desc(Engine(), user, Engine(), internal, UserScratchpadAttr(false));
     op.reorder = dnnl::reorder(pd);
     op.reorder_scratchpad = pd.scratchpad_desc();
   }
@@ -194,7 +193,7 @@ void Execute(const Primitive& p, std::span<void* const> buffers) {
   thread_local Workspace workspace;
   char* free_space = workspace.Get(internal_bytes + scratch_bytes);
   char* scratch = free_space + internal_bytes;  // primitives run one after another: they share it
-  thread_local dnnl::stream stream(Engine());  // creating one per call costs about 1 us
+  thread_local dnnl::stream stream(Engine());   // creating one per call costs about 1 us
   auto with_scratchpad = [&](std::unordered_map<int, memory> args, const memory::desc& md) {
     if (md.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = Wrap(md, scratch);
     return args;
@@ -259,8 +258,8 @@ Primitive MakeMatmul(const MatmulProblem& p) {
   const memory::desc weights = p.transposed_weights ? memory::desc(p.weights, f32, Dims{1, k})
                                                     : memory::desc(p.weights, f32, RowMajorStrides(p.weights));
   const memory::desc bias = p.bias ? memory::desc(Dims{1, n}, f32, Dims{n, 1}) : memory::desc();
-  const dnnl::matmul::desc desc = p.bias ? dnnl::matmul::desc(src, weights, bias, dst)
-                                         : dnnl::matmul::desc(src, weights, dst);
+  const dnnl::matmul::desc desc =
+      p.bias ? dnnl::matmul::desc(src, weights, bias, dst) : dnnl::matmul::desc(src, weights, dst);
   const dnnl::matmul::primitive_desc pd(desc, UserScratchpadAttr(p.relu), Engine());
   Primitive prim{dnnl::matmul(pd), pd.scratchpad_desc(), {}};
   prim.operands.push_back(MakeOperand(DNNL_ARG_SRC, src, src, false));
@@ -386,8 +385,8 @@ Primitive MakeConv(const ConvProblem& p) {
   using tag = memory::format_tag;
   const memory::data_type f32 = memory::data_type::f32;
   const Dims src_dims = {p.n, p.c, p.h, p.w}, dst_dims = {p.n, p.o, p.oh, p.ow};
-  const Dims weights_dims = p.groups == 1 ? Dims{p.o, p.c, p.kh, p.kw}
-                                          : Dims{p.groups, p.o / p.groups, p.c / p.groups, p.kh, p.kw};
+  const Dims weights_dims =
+      p.groups == 1 ? Dims{p.o, p.c, p.kh, p.kw} : Dims{p.groups, p.o / p.groups, p.c / p.groups, p.kh, p.kw};
   const memory::desc src(src_dims, f32, tag::nchw), dst(dst_dims, f32, tag::nchw);
   // goihw over (O, C/groups, KH, KW) is the same memory: O = groups * (O / groups).
   const memory::desc weights(weights_dims, f32, p.groups == 1 ? tag::oihw : tag::goihw);
@@ -401,10 +400,10 @@ Primitive MakeConv(const ConvProblem& p) {
   const auto kind = dnnl::prop_kind::forward_inference;
   const auto algo = dnnl::algorithm::convolution_direct;
   const dnnl::convolution_forward::desc desc =
-      p.bias ? dnnl::convolution_forward::desc(kind, algo, src_any, weights_any, bias, dst_any, strides, dilates,
-                                               pad_l, pad_r)
-             : dnnl::convolution_forward::desc(kind, algo, src_any, weights_any, dst_any, strides, dilates, pad_l,
-                                               pad_r);
+      p.bias
+          ? dnnl::convolution_forward::desc(kind, algo, src_any, weights_any, bias, dst_any, strides, dilates, pad_l,
+                                            pad_r)
+          : dnnl::convolution_forward::desc(kind, algo, src_any, weights_any, dst_any, strides, dilates, pad_l, pad_r);
   const dnnl::convolution_forward::primitive_desc pd(desc, UserScratchpadAttr(p.relu), Engine());
   Primitive prim{dnnl::convolution_forward(pd), pd.scratchpad_desc(), {}};
   prim.operands.push_back(MakeOperand(DNNL_ARG_SRC, src, pd.src_desc(), false));
@@ -416,20 +415,20 @@ Primitive MakeConv(const ConvProblem& p) {
 
 // OH (d = 0) or OW (d = 1) by the conv2d rule; an error when it would be below 1 (the dilated
 // window does not fit the padded input).
-Status ConvOutputDim(const char* fn, const vm::Tensor* x, const vm::Tensor* wt, int d,
-                     std::span<const int64_t> strides, std::span<const int64_t> padding,
-                     std::span<const int64_t> dilation, int64_t* out_dim) {
+Status ConvOutputDim(const char* fn, const vm::Tensor* x, const vm::Tensor* wt, int d, std::span<const int64_t> strides,
+                     std::span<const int64_t> padding, std::span<const int64_t> dilation, int64_t* out_dim) {
   const int64_t in = x->shape()[2 + d], k = wt->shape()[2 + d], stride = strides[d];
   // 128 bits: the attributes are arbitrary int64s.
-  const __int128 room = static_cast<__int128>(in) + padding[d] + padding[d + 2] -
-                        static_cast<__int128>(dilation[d]) * (k - 1) - 1;
+  const __int128 room =
+      static_cast<__int128>(in) + padding[d] + padding[d + 2] - static_cast<__int128>(dilation[d]) * (k - 1) - 1;
   const __int128 out = (room >= 0 ? room / stride : -((-room + stride - 1) / stride)) + 1;  // floor division
   const char* what = d == 0 ? "height" : "width";
   if (out < 1) {
-    return Status(ErrorStatus() << fn << ": X " << vm::ShapeToString(x->shape()) << " is too small for the kernel of Wt "
-                                << vm::ShapeToString(wt->shape()) << " with padding " << vm::ShapeToString(padding)
-                                << " and dilation " << vm::ShapeToString(dilation) << ": the output " << what
-                                << " would be " << static_cast<int64_t>(std::max<__int128>(out, INT64_MIN)));
+    return Status(ErrorStatus() << fn << ": X " << vm::ShapeToString(x->shape())
+                                << " is too small for the kernel of Wt " << vm::ShapeToString(wt->shape())
+                                << " with padding " << vm::ShapeToString(padding) << " and dilation "
+                                << vm::ShapeToString(dilation) << ": the output " << what << " would be "
+                                << static_cast<int64_t>(std::max<__int128>(out, INT64_MIN)));
   }
   if (out > INT64_MAX) return Status(ErrorStatus() << fn << ": the output " << what << " does not fit 64 bits");
   *out_dim = static_cast<int64_t>(out);
@@ -438,9 +437,9 @@ Status ConvOutputDim(const char* fn, const vm::Tensor* x, const vm::Tensor* wt, 
 
 Status Conv2d(const char* fn, const vm::Value* const* args, int32_t num_args, bool with_bias, bool relu) {
   const int32_t expected = with_bias ? 8 : 7;
-  STRATA_RETURN_IF_ERROR(CheckArgCount(fn, num_args, expected,
-                                       with_bias ? "X, Wt, b, strides, padding, dilation, groups, Y"
-                                                 : "X, Wt, strides, padding, dilation, groups, Y"));
+  STRATA_RETURN_IF_ERROR(CheckArgCount(
+      fn, num_args, expected,
+      with_bias ? "X, Wt, b, strides, padding, dilation, groups, Y" : "X, Wt, strides, padding, dilation, groups, Y"));
   vm::Tensor *x, *wt, *bias = nullptr, *y;
   STRATA_RETURN_IF_ERROR(GetF32(fn, args, 0, "X", 4, 4, &x));
   STRATA_RETURN_IF_ERROR(GetF32(fn, args, 1, "Wt", 4, 4, &wt));
@@ -491,9 +490,21 @@ Status Conv2d(const char* fn, const vm::Value* const* args, int32_t num_args, bo
     FillChannels(y->data_as<float>(), want[0], o, oh * ow, bias, relu);
     return Status::Ok();
   }
-  const ConvProblem p{.n = want[0], .c = c, .h = x->shape()[2], .w = x->shape()[3], .o = o,
-                      .kh = wt->shape()[2], .kw = wt->shape()[3], .oh = oh, .ow = ow, .groups = groups,
-                      .strides = strides, .padding = padding, .dilation = dilation, .bias = with_bias, .relu = relu};
+  const ConvProblem p{.n = want[0],
+                      .c = c,
+                      .h = x->shape()[2],
+                      .w = x->shape()[3],
+                      .o = o,
+                      .kh = wt->shape()[2],
+                      .kw = wt->shape()[3],
+                      .oh = oh,
+                      .ow = ow,
+                      .groups = groups,
+                      .strides = strides,
+                      .padding = padding,
+                      .dilation = dilation,
+                      .bias = with_bias,
+                      .relu = relu};
   return Guard(fn, [&] {
     CacheKey key = {1, with_bias, relu, p.n, p.c, p.h, p.w, p.o, p.kh, p.kw, groups};
     for (auto attr : {strides, padding, dilation}) key.insert(key.end(), attr.begin(), attr.end());
@@ -519,9 +530,7 @@ Status DnnlDenseBiasRelu(void*, const vm::Value* const* args, int32_t num_args, 
   return Dense(kDenseBiasRelu, args, num_args, /*with_bias=*/true, /*relu=*/true);
 }
 
-Status DnnlMatmul(void*, const vm::Value* const* args, int32_t num_args, vm::Value*) {
-  return Matmul(args, num_args);
-}
+Status DnnlMatmul(void*, const vm::Value* const* args, int32_t num_args, vm::Value*) { return Matmul(args, num_args); }
 
 Status DnnlConv2d(void*, const vm::Value* const* args, int32_t num_args, vm::Value*) {
   return Conv2d(kConv2d, args, num_args, /*with_bias=*/false, /*relu=*/false);

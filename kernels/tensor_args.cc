@@ -1,15 +1,15 @@
 // Argument checks shared by the library kernels (see tensor_args.h).
 #include "kernels/tensor_args.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace strata::kernels {
 
 // Argument `index` as a CPU f32 tensor of rank >= min_rank (exactly `exact_rank` when >= 0).
-Status GetF32(const char* fn, const vm::Value* const* args, int index, const char* param, int min_rank,
-              int exact_rank, vm::Tensor** out_tensor) {
+Status GetF32(const char* fn, const vm::Value* const* args, int index, const char* param, int min_rank, int exact_rank,
+              vm::Tensor** out_tensor) {
   const vm::Value& v = *args[index];
   auto rank_text = [&] {
     return exact_rank >= 0 ? "of rank " + std::to_string(exact_rank) : "of rank >= " + std::to_string(min_rank);

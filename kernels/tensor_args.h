@@ -15,8 +15,8 @@ namespace strata::kernels {
 using vm::CheckArgCount;
 
 // Argument `index` as a CPU f32 tensor of rank >= min_rank (exactly `exact_rank` when >= 0).
-Status GetF32(const char* fn, const vm::Value* const* args, int index, const char* param, int min_rank,
-              int exact_rank, vm::Tensor** out_tensor);
+Status GetF32(const char* fn, const vm::Value* const* args, int index, const char* param, int min_rank, int exact_rank,
+              vm::Tensor** out_tensor);
 
 // Whether the bytes of two tensors overlap.
 bool Overlaps(const vm::Tensor* x, const vm::Tensor* y);

@@ -1,10 +1,10 @@
 // Envelope checks and flatbuffers verification of executable files.
 #include "serialization/reader.h"
 
-#include <flatbuffers/flatbuffers.h>
-
 #include <cstdio>
 #include <string>
+
+#include <flatbuffers/flatbuffers.h>
 
 #include "serialization/format_version.h"
 #include "serialization/verifier.h"
@@ -37,8 +37,9 @@ Status ReadVersion(std::span<const uint8_t> bytes, uint32_t* out_major, uint32_t
   if (root_offset == 0 || !root->VerifyTableStart(verifier) ||
       !root->VerifyField<uint32_t>(verifier, fb::Executable::VT_FORMAT_MAJOR, 4) ||
       !root->VerifyField<uint32_t>(verifier, fb::Executable::VT_FORMAT_MINOR, 4)) {
-    return Status(ErrorStatus(StatusCode::kDataLoss) << "flatbuffer verification failed: the root table is corrupt (file of " << bytes.size()
-                         << " bytes is truncated or damaged)");
+    return Status(ErrorStatus(StatusCode::kDataLoss)
+                  << "flatbuffer verification failed: the root table is corrupt (file of " << bytes.size()
+                  << " bytes is truncated or damaged)");
   }
   *out_major = root->GetField<uint32_t>(fb::Executable::VT_FORMAT_MAJOR, 0);
   *out_minor = root->GetField<uint32_t>(fb::Executable::VT_FORMAT_MINOR, 0);
@@ -48,8 +49,8 @@ Status ReadVersion(std::span<const uint8_t> bytes, uint32_t* out_major, uint32_t
 // Verifies root field `field` as a vector of tables; `get` reads it once the
 // field itself is known to be sound. Returns the failing section or "".
 template <typename Getter>
-std::string CheckTableVector(std::span<const uint8_t> bytes, const fbs::Table* root, fbs::voffset_t field,
-                             Getter get, const char* section) {
+std::string CheckTableVector(std::span<const uint8_t> bytes, const fbs::Table* root, fbs::voffset_t field, Getter get,
+                             const char* section) {
   {
     fbs::Verifier v(bytes.data(), bytes.size());
     if (!root->VerifyOffset(v, field) || !v.VerifyVector(get())) return section;
@@ -103,30 +104,36 @@ std::string LocateCorruption(std::span<const uint8_t> bytes) {
 StatusOr<const fb::Executable*> VerifyExecutableBuffer(std::span<const uint8_t> bytes) {
   // Root offset + identifier + the smallest table: anything shorter is not a file.
   if (bytes.size() < 16) {
-    return Status(ErrorStatus(StatusCode::kDataLoss) << "not a Strata executable: file too small (" << bytes.size() << " bytes)");
+    return Status(ErrorStatus(StatusCode::kDataLoss)
+                  << "not a Strata executable: file too small (" << bytes.size() << " bytes)");
   }
   if (reinterpret_cast<uintptr_t>(bytes.data()) % kRequiredBufferAlignment != 0) {
-    return Status(ErrorStatus(StatusCode::kDataLoss) << "executable buffer is not " << kRequiredBufferAlignment << "-byte aligned");
+    return Status(ErrorStatus(StatusCode::kDataLoss)
+                  << "executable buffer is not " << kRequiredBufferAlignment << "-byte aligned");
   }
   if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) {
-    return Status(ErrorStatus(StatusCode::kDataLoss) << "executable of " << bytes.size() << " bytes exceeds the format's 2 GiB limit");
+    return Status(ErrorStatus(StatusCode::kDataLoss)
+                  << "executable of " << bytes.size() << " bytes exceeds the format's 2 GiB limit");
   }
   if (!fbs::BufferHasIdentifier(bytes.data(), kFileIdentifier)) {
-    return Status(ErrorStatus(StatusCode::kDataLoss) << "not a Strata executable (file identifier '" << PrintableIdentifier(bytes.data() + 4)
-                         << "', expected '" << kFileIdentifier << "')");
+    return Status(ErrorStatus(StatusCode::kDataLoss)
+                  << "not a Strata executable (file identifier '" << PrintableIdentifier(bytes.data() + 4)
+                  << "', expected '" << kFileIdentifier << "')");
   }
   uint32_t major = 0, minor = 0;
   STRATA_RETURN_IF_ERROR(ReadVersion(bytes, &major, &minor));
   if (major != kFormatMajor || minor > kFormatMinor) {
     bool newer = major > kFormatMajor || (major == kFormatMajor && minor > kFormatMinor);
-    return Status(ErrorStatus(StatusCode::kUnimplemented) << "executable format version " << major << "." << minor << " is "
-                         << (newer ? "newer" : "older") << " than this runtime supports (" << kFormatMajor << "."
-                         << kFormatMinor << ")" << (newer ? "; upgrade the runtime" : "; recompile the model"));
+    return Status(ErrorStatus(StatusCode::kUnimplemented)
+                  << "executable format version " << major << "." << minor << " is " << (newer ? "newer" : "older")
+                  << " than this runtime supports (" << kFormatMajor << "." << kFormatMinor << ")"
+                  << (newer ? "; upgrade the runtime" : "; recompile the model"));
   }
   fbs::Verifier verifier(bytes.data(), bytes.size());
   if (!fb::VerifyExecutableBuffer(verifier)) {
-    return Status(ErrorStatus(StatusCode::kDataLoss) << "flatbuffer verification failed in " << LocateCorruption(bytes) << " (file of "
-                         << bytes.size() << " bytes is truncated or damaged)");
+    return Status(ErrorStatus(StatusCode::kDataLoss)
+                  << "flatbuffer verification failed in " << LocateCorruption(bytes) << " (file of " << bytes.size()
+                  << " bytes is truncated or damaged)");
   }
   return fb::GetExecutable(bytes.data());
 }

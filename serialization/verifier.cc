@@ -2,15 +2,14 @@
 #include "serialization/verifier.h"
 
 #include <cctype>
-
 #include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "serialization/checksum.h"
-#include "support/printable_text.h"
 #include "support/data_type.h"
+#include "support/printable_text.h"
 
 namespace strata::serialization {
 namespace {
@@ -34,20 +33,16 @@ constexpr size_t kMaxNameBytes = 4096;
 Status CheckName(const std::string& where, const char* what, const fbs::String* name) {
   if (name == nullptr || IsPrintableText(name->string_view(), kMaxNameBytes)) return Status::Ok();
   return Status(Corrupt() << where << ": " << what << " is not printable text or longer than " << kMaxNameBytes
-                              << " bytes ('" << PrintableText(name->string_view(), 64) << "')");
+                          << " bytes ('" << PrintableText(name->string_view(), 64) << "')");
 }
 
 bool IsValidElementType(uint8_t code, uint8_t bits) {
   switch (static_cast<DataType::Code>(code)) {
     case DataType::Code::kInt:
-    case DataType::Code::kUInt:
-      return bits == 8 || bits == 16 || bits == 32 || bits == 64;
-    case DataType::Code::kFloat:
-      return bits == 16 || bits == 32 || bits == 64;
-    case DataType::Code::kBool:
-      return bits == 1 || bits == 8;
-    default:
-      return false;
+    case DataType::Code::kUInt: return bits == 8 || bits == 16 || bits == 32 || bits == 64;
+    case DataType::Code::kFloat: return bits == 16 || bits == 32 || bits == 64;
+    case DataType::Code::kBool: return bits == 1 || bits == 8;
+    default: return false;
   }
 }
 
@@ -60,8 +55,8 @@ std::string DataTypeText(uint8_t code, uint8_t bits) {
 Status VerifyBytecodeFunctionLayout(const std::string& label, const fb::Function* f) {
   int32_t num_params = f->num_params(), num_registers = f->num_registers();
   if (num_registers < 0 || num_registers > kMaxRegisters) {
-    return Status(Corrupt() << label << ": num_registers " << num_registers << " out of range (0 to "
-                            << kMaxRegisters << ")");
+    return Status(Corrupt() << label << ": num_registers " << num_registers << " out of range (0 to " << kMaxRegisters
+                            << ")");
   }
   if (num_params < 0 || num_params > num_registers) {
     return Status(Corrupt() << label << ": num_params " << num_params << " out of range (0 to num_registers "
@@ -95,7 +90,7 @@ Status VerifyMemoryPlan(const std::string& label, const fb::MemoryPlan* plan) {
     STRATA_RETURN_IF_ERROR(CheckName(at, "type", t->type()));
     if (t->storage() < 0 || static_cast<uint32_t>(t->storage()) >= num_storages) {
       return Status(Corrupt() << at << ": storage " << t->storage() << " out of range (" << num_storages
-                                  << " storages)");
+                              << " storages)");
     }
     if (t->offset() < 0) return Status(Corrupt() << at << ": negative offset " << t->offset());
   }
@@ -115,19 +110,18 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
   STRATA_RETURN_IF_ERROR(CheckName(label, "symbol", f->symbol()));
   if (f->param_names() != nullptr) {
     for (uint32_t i = 0; i < f->param_names()->size(); ++i) {
-      STRATA_RETURN_IF_ERROR(CheckName(label, ("param_names[" + std::to_string(i) + "]").c_str(),
-                                       f->param_names()->Get(i)));
+      STRATA_RETURN_IF_ERROR(
+          CheckName(label, ("param_names[" + std::to_string(i) + "]").c_str(), f->param_names()->Get(i)));
     }
   }
   if (f->memory_plan() != nullptr) STRATA_RETURN_IF_ERROR(VerifyMemoryPlan(label, f->memory_plan()));
   switch (f->kind()) {
-    case fb::FunctionKind::Bytecode:
-      return VerifyBytecodeFunctionLayout(label, f);
+    case fb::FunctionKind::Bytecode: return VerifyBytecodeFunctionLayout(label, f);
     case fb::FunctionKind::CompiledKernel: {
       uint32_t n = SizeOf(exe.native_modules());
       if (f->module_index() < 0 || static_cast<uint32_t>(f->module_index()) >= n) {
-        return Status(Corrupt() << label << ": compiled kernel module_index " << f->module_index() << " out of range (" << n
-                             << " native modules)");
+        return Status(Corrupt() << label << ": compiled kernel module_index " << f->module_index() << " out of range ("
+                                << n << " native modules)");
       }
       if (f->symbol() == nullptr || f->symbol()->size() == 0) {
         return Status(Corrupt() << label << ": compiled kernel has no symbol");
@@ -143,7 +137,7 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
       uint32_t n = SizeOf(exe.devices());
       if (f->device_index() < 0 || static_cast<uint32_t>(f->device_index()) >= n) {
         return Status(Corrupt() << label << ": device_index " << f->device_index() << " out of range (" << n
-                                    << " devices)");
+                                << " devices)");
       }
       if (f->symbol() == nullptr || f->symbol()->size() == 0) {
         return Status(Corrupt() << label << ": device function has no device kernel name (symbol)");
@@ -157,13 +151,13 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
 Status VerifyConstant(uint32_t index, const fb::Constant* c) {
   std::string label = "constants[" + std::to_string(index) + "]";
   switch (c->value_type()) {
-    case fb::ConstantValue::NONE:
-      return Status(Corrupt() << label << ": missing value");
+    case fb::ConstantValue::NONE: return Status(Corrupt() << label << ": missing value");
     case fb::ConstantValue::TensorConstant: {
       const fb::TensorConstant* t = c->value_as_TensorConstant();
       if (t == nullptr) return Status(Corrupt() << label << ": missing tensor");
       if (!IsValidElementType(t->dtype_code(), t->dtype_bits())) {
-        return Status(Corrupt() << label << ": invalid tensor dtype " << DataTypeText(t->dtype_code(), t->dtype_bits()));
+        return Status(Corrupt() << label << ": invalid tensor dtype "
+                                << DataTypeText(t->dtype_code(), t->dtype_bits()));
       }
       if (!IsAligned(t->shape())) return Status(Corrupt() << label << ": shape is not 8-byte aligned");
       int64_t count = 1;
@@ -178,7 +172,7 @@ Status VerifyConstant(uint32_t index, const fb::Constant* c) {
       int64_t want = count * dtype.bytes();
       if (count > kMax / 8 || static_cast<int64_t>(SizeOf(t->data())) != want) {
         return Status(Corrupt() << label << ": tensor data has " << SizeOf(t->data()) << " bytes, expected " << want
-                             << " (" << count << " elements of " << dtype.ToString() << ")");
+                                << " (" << count << " elements of " << dtype.ToString() << ")");
       }
       return Status::Ok();
     }
@@ -217,7 +211,7 @@ Status VerifyDevice(uint32_t index, const fb::DeviceRequirement* d) {
   for (char c : d->name()->string_view()) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) {
       return Status(Corrupt() << label << ": device name '" << PrintableText(d->name()->string_view(), 64)
-                                  << "' may only hold letters, digits and '_'");
+                              << "' may only hold letters, digits and '_'");
     }
   }
   STRATA_RETURN_IF_ERROR(CheckName(label, "name", d->name()));
@@ -255,7 +249,7 @@ Status VerifyExecutableSemantics(const fb::Executable& exe) {
     }
     if (m->format() != nullptr && m->format()->str() != "elf-shared-object") {
       return Status(Corrupt() << label << ": unsupported format '" << m->format()->string_view()
-                           << "' (expected 'elf-shared-object')");
+                              << "' (expected 'elf-shared-object')");
     }
     if (m->code() == nullptr || m->code()->size() == 0) return Status(Corrupt() << label << ": no code");
     if (!m->code_crc32().has_value()) return Status(Corrupt() << label << ": no code checksum (code_crc32)");
@@ -271,12 +265,12 @@ Status VerifyExecutableSemantics(const fb::Executable& exe) {
     int32_t index = exe.entry_points()->Get(i);
     if (index < 0 || static_cast<uint32_t>(index) >= num_functions) {
       return Status(Corrupt() << "entry_points[" << i << "]: function " << index << " out of range (" << num_functions
-                           << " functions)");
+                              << " functions)");
     }
     const fb::Function* f = exe.functions()->Get(static_cast<uint32_t>(index));
     if (f->kind() != fb::FunctionKind::Bytecode) {
       return Status(Corrupt() << "entry_points[" << i << "]: " << FunctionLabel(static_cast<uint32_t>(index), f)
-                           << " is not a bytecode function");
+                              << " is not a bytecode function");
     }
     if (f->name() == nullptr || f->name()->size() == 0) {
       return Status(Corrupt() << "entry_points[" << i << "]: function " << index << " has no name");

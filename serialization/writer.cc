@@ -1,9 +1,9 @@
 // Builds the executable flatbuffer from an ExecutableSpec.
 #include "serialization/writer.h"
 
-#include <flatbuffers/flatbuffers.h>
-
 #include <type_traits>
+
+#include <flatbuffers/flatbuffers.h>
 
 #include "serialization/checksum.h"
 #include "serialization/executable_generated.h"
@@ -23,8 +23,7 @@ fbs::Offset<fb::MemoryPlan> WriteMemoryPlan(fbs::FlatBufferBuilder& b, const Mem
   }
   std::vector<fbs::Offset<fb::PlannedTensor>> tensors;
   for (const PlannedTensorSpec& t : plan.tensors) {
-    tensors.push_back(
-        fb::CreatePlannedTensor(b, b.CreateString(t.name), b.CreateString(t.type), t.storage, t.offset));
+    tensors.push_back(fb::CreatePlannedTensor(b, b.CreateString(t.name), b.CreateString(t.type), t.storage, t.offset));
   }
   return fb::CreateMemoryPlan(b, b.CreateVector(storages), b.CreateVector(tensors),
                               b.CreateVectorOfStrings(plan.pooled), b.CreateVectorOfStrings(plan.bounds));
@@ -87,9 +86,9 @@ fbs::Offset<fb::Constant> WriteConstant(fbs::FlatBufferBuilder& b, const Constan
         } else {
           static_assert(std::is_same_v<T, DataTypeConstantSpec>);
           type = fb::ConstantValue::DataTypeConstant;
-          value = fb::CreateDataTypeConstant(b, static_cast<uint8_t>(v.dtype.code()),
-                                             static_cast<uint8_t>(v.dtype.bits()))
-                      .Union();
+          value =
+              fb::CreateDataTypeConstant(b, static_cast<uint8_t>(v.dtype.code()), static_cast<uint8_t>(v.dtype.bits()))
+                  .Union();
         }
       },
       c);

@@ -97,9 +97,7 @@ class [[nodiscard]] Status {
   // Where in the user's input the error is (a binding's text position or model
   // node), or nullptr. The innermost location wins: WithLocation on an error
   // that has one already changes nothing.
-  const SourceLocation* location() const {
-    return error_ && error_->location.known() ? &error_->location : nullptr;
-  }
+  const SourceLocation* location() const { return error_ && error_->location.known() ? &error_->location : nullptr; }
   Status WithLocation(const SourceLocation& location) && {
     if (error_ && !error_->location.known()) error_->location = location;
     return std::move(*this);
@@ -146,7 +144,7 @@ class ErrorStatus {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "StatusOr constructed from an ok Status without a value");
   }
@@ -182,10 +180,10 @@ class [[nodiscard]] StatusOr {
 #define STRATA_CONCAT(a, b) STRATA_CONCAT_INNER(a, b)
 
 // Returns the error of a Status-returning expression from the enclosing function.
-#define STRATA_RETURN_IF_ERROR(expr)                        \
-  do {                                                      \
-    ::strata::Status strata_status_ = (expr);               \
-    if (!strata_status_.ok()) return strata_status_;        \
+#define STRATA_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::strata::Status strata_status_ = (expr);        \
+    if (!strata_status_.ok()) return strata_status_; \
   } while (0)
 
 // STRATA_ASSIGN_OR_RETURN(auto x, ComputeX()); declares x or returns the error.

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <string>
 
+#include "vm/bytecode/builtin_names.h"
 #include "vm/memory_pool.h"
 #include "vm/plugged_device.h"
-#include "vm/bytecode/builtin_names.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
@@ -21,7 +21,7 @@ namespace {
 
 Status KindError(const char* builtin, int index, const char* param, const char* want, const Value& got) {
   return Status(ErrorStatus() << builtin << ": argument " << index << " (" << param << ") must be " << want << ", got "
-                       << got.Describe());
+                              << got.Describe());
 }
 
 Status GetInt(const char* builtin, const Value* const* args, int index, const char* param, int64_t* out_value) {
@@ -31,8 +31,7 @@ Status GetInt(const char* builtin, const Value* const* args, int index, const ch
   return Status::Ok();
 }
 
-Status GetDataType(const char* builtin, const Value* const* args, int index, const char* param,
-                   DataType* out_dtype) {
+Status GetDataType(const char* builtin, const Value* const* args, int index, const char* param, DataType* out_dtype) {
   const Value& v = *args[index];
   if (!v.is_data_type()) return KindError(builtin, index, param, "a DataType", v);
   *out_dtype = v.data_type();
@@ -63,7 +62,7 @@ Status CheckHeapIndex(const char* builtin, const Tensor* heap, int64_t index) {
   if (heap == nullptr) return Status(ErrorStatus() << builtin << ": uses the shape heap but none was passed");
   if (index < 0 || index >= heap->num_elements()) {
     return Status(ErrorStatus() << builtin << ": shape heap index " << index << " out of range (heap size "
-                         << heap->num_elements() << ")");
+                                << heap->num_elements() << ")");
   }
   return Status::Ok();
 }
@@ -116,11 +115,11 @@ Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*
   const Tensor* t = v.tensor();
   if (ndim != -1 && t->ndim() != ndim) {
     return Status(ErrorStatus() << *ctx << ": expected a tensor of rank " << ndim << ", got rank " << t->ndim() << " ("
-                         << t->TypeString() << ")");
+                                << t->TypeString() << ")");
   }
   if (!dtype.is_void() && t->dtype() != dtype) {
     return Status(ErrorStatus() << *ctx << ": expected dtype " << dtype.ToString() << ", got " << t->dtype().ToString()
-                         << " (" << t->TypeString() << ")");
+                                << " (" << t->TypeString() << ")");
   }
   return Status::Ok();
 }
@@ -136,7 +135,7 @@ Status CheckShapeInfo(void*, const Value* const* args, int32_t num_args, Value*)
   if (!v.is_shape()) return Status(ErrorStatus() << *ctx << ": expected a Shape, got " << v.Describe());
   if (ndim != -1 && static_cast<int64_t>(v.shape().size()) != ndim) {
     return Status(ErrorStatus() << *ctx << ": expected a shape of rank " << ndim << ", got rank " << v.shape().size()
-                         << " " << ShapeToString(v.shape()));
+                                << " " << ShapeToString(v.shape()));
   }
   return Status::Ok();
 }
@@ -182,13 +181,14 @@ Status CheckTupleInfo(void*, const Value* const* args, int32_t num_args, Value*)
 Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
   constexpr const char* kName = builtin::kMatchShape;
   if (num_args < 4) {
-    return Status(ErrorStatus() << kName << " expects at least 4 arguments (v, heap, ndim, ..., err_ctx), got " << num_args);
+    return Status(ErrorStatus() << kName << " expects at least 4 arguments (v, heap, ndim, ..., err_ctx), got "
+                                << num_args);
   }
   int64_t ndim = 0;
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 2, "ndim", &ndim));
   if (ndim < 0 || ndim > (num_args - 4) / 3 || 4 + 3 * ndim != num_args) {
     return Status(ErrorStatus() << kName << ": ndim " << ndim << " needs " << (ndim >= 0 ? 4 + 3 * ndim : 4)
-                         << " arguments, got " << num_args);
+                                << " arguments, got " << num_args);
   }
   const std::string* ctx = nullptr;
   STRATA_RETURN_IF_ERROR(GetString(kName, args, num_args - 1, "err_ctx", &ctx));
@@ -206,7 +206,7 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
   }
   if (static_cast<int64_t>(dims.size()) != ndim) {
     return Status(ErrorStatus() << *ctx << ": expected rank " << ndim << ", got rank " << dims.size() << " (shape "
-                         << ShapeToString(dims) << ")");
+                                << ShapeToString(dims) << ")");
   }
   int64_t* heap_data = heap ? heap->data_as<int64_t>() : nullptr;
   for (int64_t i = 0; i < ndim; ++i) {
@@ -232,14 +232,14 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
         STRATA_RETURN_IF_ERROR(CheckHeapIndex(kName, heap, value));
         int64_t bound = heap_data[value];
         if (actual != bound) {
-          return Status(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << " = " << bound << ", got "
-                               << actual);
+          return Status(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << " = " << bound
+                                      << ", got " << actual);
         }
         break;
       }
       default:
         return Status(ErrorStatus() << kName << ": dimension " << i << " has invalid code " << code
-                             << " (0 = value, 1 = store, 2 = check)");
+                                    << " (0 = value, 1 = store, 2 = check)");
     }
   }
   return Status::Ok();
@@ -255,7 +255,7 @@ Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_r
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
   if (ndim < 0 || ndim > (num_args - 2) / 2 || 2 + 2 * ndim != num_args) {
     return Status(ErrorStatus() << kName << ": ndim " << ndim << " needs " << (ndim >= 0 ? 2 + 2 * ndim : 2)
-                         << " arguments, got " << num_args);
+                                << " arguments, got " << num_args);
   }
   Tensor* heap = nullptr;
   if (!args[0]->is_null()) STRATA_RETURN_IF_ERROR(GetHeap(kName, args, 0, &heap));
@@ -279,7 +279,7 @@ Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_r
       dims[i] = heap->data_as<int64_t>()[value];
     } else {
       return Status(ErrorStatus() << kName << ": dimension " << i << " has invalid code " << code
-                           << " (0 = value, 1 = heap)");
+                                  << " (0 = value, 1 = heap)");
     }
   }
   *out_result = Value::FromShape(std::span<const int64_t>(dims, static_cast<size_t>(ndim)));

@@ -14,17 +14,38 @@ struct CheckableFeature {
 #if defined(__x86_64__)
 // __builtin_cpu_supports takes only string literals, hence one function per name.
 // It also checks that the OS saves the wide registers (XCR0) for AVX and AVX-512.
-#define STRATA_X86_FEATURE(name) CheckableFeature{name, [] { return __builtin_cpu_supports(name) != 0; }}
+#define STRATA_X86_FEATURE(name)                           \
+  CheckableFeature {                                       \
+    name, [] { return __builtin_cpu_supports(name) != 0; } \
+  }
 constexpr std::array kFeatures = {
-    STRATA_X86_FEATURE("sse2"),        STRATA_X86_FEATURE("sse3"),       STRATA_X86_FEATURE("ssse3"),
-    STRATA_X86_FEATURE("sse4.1"),      STRATA_X86_FEATURE("sse4.2"),     STRATA_X86_FEATURE("popcnt"),
-    STRATA_X86_FEATURE("avx"),         STRATA_X86_FEATURE("avx2"),       STRATA_X86_FEATURE("fma"),
-    STRATA_X86_FEATURE("f16c"),        STRATA_X86_FEATURE("bmi"),        STRATA_X86_FEATURE("bmi2"),
-    STRATA_X86_FEATURE("movbe"),       STRATA_X86_FEATURE("avx512f"),    STRATA_X86_FEATURE("avx512bw"),
-    STRATA_X86_FEATURE("avx512cd"),    STRATA_X86_FEATURE("avx512dq"),   STRATA_X86_FEATURE("avx512vl"),
-    STRATA_X86_FEATURE("avx512ifma"),  STRATA_X86_FEATURE("avx512vbmi"), STRATA_X86_FEATURE("avx512vbmi2"),
-    STRATA_X86_FEATURE("avx512vnni"),  STRATA_X86_FEATURE("avx512bf16"), STRATA_X86_FEATURE("avx512bitalg"),
-    STRATA_X86_FEATURE("avx512vpopcntdq"), STRATA_X86_FEATURE("avxvnni"), STRATA_X86_FEATURE("gfni"),
+    STRATA_X86_FEATURE("sse2"),
+    STRATA_X86_FEATURE("sse3"),
+    STRATA_X86_FEATURE("ssse3"),
+    STRATA_X86_FEATURE("sse4.1"),
+    STRATA_X86_FEATURE("sse4.2"),
+    STRATA_X86_FEATURE("popcnt"),
+    STRATA_X86_FEATURE("avx"),
+    STRATA_X86_FEATURE("avx2"),
+    STRATA_X86_FEATURE("fma"),
+    STRATA_X86_FEATURE("f16c"),
+    STRATA_X86_FEATURE("bmi"),
+    STRATA_X86_FEATURE("bmi2"),
+    STRATA_X86_FEATURE("movbe"),
+    STRATA_X86_FEATURE("avx512f"),
+    STRATA_X86_FEATURE("avx512bw"),
+    STRATA_X86_FEATURE("avx512cd"),
+    STRATA_X86_FEATURE("avx512dq"),
+    STRATA_X86_FEATURE("avx512vl"),
+    STRATA_X86_FEATURE("avx512ifma"),
+    STRATA_X86_FEATURE("avx512vbmi"),
+    STRATA_X86_FEATURE("avx512vbmi2"),
+    STRATA_X86_FEATURE("avx512vnni"),
+    STRATA_X86_FEATURE("avx512bf16"),
+    STRATA_X86_FEATURE("avx512bitalg"),
+    STRATA_X86_FEATURE("avx512vpopcntdq"),
+    STRATA_X86_FEATURE("avxvnni"),
+    STRATA_X86_FEATURE("gfni"),
 };
 #undef STRATA_X86_FEATURE
 constexpr std::array<std::string_view, kFeatures.size()> kFeatureNames = [] {

@@ -18,8 +18,8 @@ std::string DeviceName(DLDevice device) {
     case kDLVPI: type = "vpi"; break;
     case kDLROCM: type = "rocm"; break;
     case kDLExtDev: type = "ext_dev"; break;
-    default: return "device(" + std::to_string(static_cast<int>(device.device_type)) + "):" +
-                    std::to_string(device.device_id);
+    default:
+      return "device(" + std::to_string(static_cast<int>(device.device_type)) + "):" + std::to_string(device.device_id);
   }
   return std::string(type) + ":" + std::to_string(device.device_id);
 }

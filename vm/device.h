@@ -7,10 +7,10 @@
 // Thread-safety: all functions are thread-safe.
 #pragma once
 
-#include <dlpack/dlpack.h>
-
 #include <cstdint>
 #include <string>
+
+#include <dlpack/dlpack.h>
 
 #include "support/status.h"
 

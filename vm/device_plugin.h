@@ -106,9 +106,10 @@
 #ifndef STRATA_VM_DEVICE_PLUGIN_H_
 #define STRATA_VM_DEVICE_PLUGIN_H_
 
-#include <dlpack/dlpack.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <dlpack/dlpack.h>
 
 #ifdef __cplusplus
 extern "C" {

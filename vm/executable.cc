@@ -1,16 +1,16 @@
 // Loading an executable: read or map, verify, build the function table, resolve.
 #include "vm/executable.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 #include <unordered_map>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "serialization/format_version.h"
 #include "serialization/reader.h"
@@ -66,14 +66,15 @@ serialization::MemoryPlanSpec ReadMemoryPlan(const fb::MemoryPlan& plan) {
   return out;
 }
 
-
 constexpr size_t kAlignment = serialization::kConstantAlignment;
 
 StatusOr<uint8_t*> AllocateAligned(size_t size) {
   size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
-  if (p == nullptr) return Status(ErrorStatus(StatusCode::kResourceExhausted) << "out of memory: cannot allocate " << size << " bytes for the executable");
+  if (p == nullptr)
+    return Status(ErrorStatus(StatusCode::kResourceExhausted)
+                  << "out of memory: cannot allocate " << size << " bytes for the executable");
   return static_cast<uint8_t*>(p);
 }
 
@@ -131,7 +132,9 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadFromFile(const std::
     ssize_t n = read(fd, buffer->data + done, size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Status(ErrorStatus() << path << ": read failed: " << ErrnoText());
-    if (n == 0) return Status(ErrorStatus(StatusCode::kDataLoss) << path << ": file shrank while reading (" << done << " of " << size << " bytes)");
+    if (n == 0)
+      return Status(ErrorStatus(StatusCode::kDataLoss)
+                    << path << ": file shrank while reading (" << done << " of " << size << " bytes)");
     done += static_cast<size_t>(n);
   }
   auto exe = Load(std::move(buffer), /*mapped=*/false, options);
@@ -144,7 +147,8 @@ StatusOr<std::shared_ptr<const Executable>> Executable::MapFile(const std::strin
   if (fd < 0) return Status(ErrorStatus(StatusCode::kNotFound) << path << ": cannot open: " << ErrnoText());
   FdCloser closer{fd};
   STRATA_ASSIGN_OR_RETURN(size_t size, FileSize(fd, path));
-  if (size == 0) return Status(ErrorStatus(StatusCode::kDataLoss) << path << ": not a Strata executable: file too small (0 bytes)");
+  if (size == 0)
+    return Status(ErrorStatus(StatusCode::kDataLoss) << path << ": not a Strata executable: file too small (0 bytes)");
   void* addr = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (addr == MAP_FAILED) return Status(ErrorStatus() << path << ": mmap failed: " << ErrnoText());
   auto buffer = std::make_shared<Buffer>();
@@ -251,7 +255,8 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
           break;
         }
         default:
-          return Status(ErrorStatus() << "constants[" << i << "]: unknown constant type");  // unreachable after verification
+          return Status(ErrorStatus() << "constants[" << i
+                                      << "]: unknown constant type");  // unreachable after verification
       }
     }
   }
@@ -320,9 +325,10 @@ Status Executable::Resolve() {
     if (f.kind == FunctionKind::kLibrary) {
       std::optional<LibraryFunction> fn = LookupLibraryFunction(f.name);
       if (!fn) {
-        return Status(ErrorStatus(StatusCode::kNotFound) << label << ": library function '" << f.name << "'" << offloaded
-                             << " is not registered in this runtime (link and register the library that provides "
-                                "it, or check the name)");
+        return Status(ErrorStatus(StatusCode::kNotFound)
+                      << label << ": library function '" << f.name << "'" << offloaded
+                      << " is not registered in this runtime (link and register the library that provides "
+                         "it, or check the name)");
       }
       f.library = *fn;
     } else if (f.kind == FunctionKind::kCompiledKernel) {
@@ -387,16 +393,10 @@ void Executable::DecodeForDispatch() {
       const int64_t word = f.code[at];
       const Value* target = nullptr;
       switch (DecodeOperandKind(word)) {
-        case OperandKind::kRegister:
-          words[at] = DecodeOperandValue(word);
-          return;
-        case OperandKind::kConstant:
-          target = &constants_[static_cast<size_t>(DecodeOperandValue(word))];
-          break;
+        case OperandKind::kRegister: words[at] = DecodeOperandValue(word); return;
+        case OperandKind::kConstant: target = &constants_[static_cast<size_t>(DecodeOperandValue(word))]; break;
         case OperandKind::kImmediate:
-        case OperandKind::kFunction:
-          target = &operand_values_[value_index.at(word)];
-          break;
+        case OperandKind::kFunction: target = &operand_values_[value_index.at(word)]; break;
       }
       const auto address = reinterpret_cast<uintptr_t>(target);
       assert((address & kDispatchValueTag) == 0 && "user-space addresses leave the top bit clear");

@@ -74,7 +74,7 @@ struct VMFunction {
   serialization::MemoryPlanSpec memory_plan;
   // Device functions: index into Executable::devices(); `symbol` is the kernel name.
   int32_t device_index = -1;
-  PluggedDevice* device = nullptr;   // resolved at load (null when not resolved)
+  PluggedDevice* device = nullptr;  // resolved at load (null when not resolved)
   StrataDeviceKernel device_kernel = 0;
 };
 
@@ -108,8 +108,7 @@ class Executable {
                                                                   const LoadOptions& options = {});
   // Maps the file (read-only data, copy-on-write pages); constants point into
   // the mapping, so weights are neither copied nor read until used.
-  static StatusOr<std::shared_ptr<const Executable>> MapFile(const std::string& path,
-                                                             const LoadOptions& options = {});
+  static StatusOr<std::shared_ptr<const Executable>> MapFile(const std::string& path, const LoadOptions& options = {});
 
   ~Executable();
   Executable(const Executable&) = delete;

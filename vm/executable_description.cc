@@ -62,9 +62,9 @@ namespace {
 // them, what was left to the pooled allocator, and the bounds the plan relies on.
 void DescribeMemoryPlan(const serialization::MemoryPlanSpec& plan, std::ostringstream& out) {
   if (plan.empty()) return;
-  out << "      memory plan: " << plan.storages.size() << " storage" << (plan.storages.size() == 1 ? "" : "s")
-      << ", " << plan.tensors.size() << " tensor" << (plan.tensors.size() == 1 ? "" : "s") << " planned, "
-      << plan.pooled.size() << " pooled\n";
+  out << "      memory plan: " << plan.storages.size() << " storage" << (plan.storages.size() == 1 ? "" : "s") << ", "
+      << plan.tensors.size() << " tensor" << (plan.tensors.size() == 1 ? "" : "s") << " planned, " << plan.pooled.size()
+      << " pooled\n";
   for (size_t s = 0; s < plan.storages.size(); ++s) {
     const serialization::PlannedStorageSpec& storage = plan.storages[s];
     out << "        " << storage.name << "  "
@@ -135,9 +135,7 @@ std::string DescribeExecutable(const Executable& exe) {
         out << "  native_modules[" << f.module_index << "] symbol " << f.symbol;
         out << (f.backend.empty() ? "" : "  backend " + f.backend) << "\n";
         break;
-      case FunctionKind::kLibrary:
-        out << (f.backend.empty() ? "" : "  backend " + f.backend) << "\n";
-        break;
+      case FunctionKind::kLibrary: out << (f.backend.empty() ? "" : "  backend " + f.backend) << "\n"; break;
       case FunctionKind::kDevice: {
         const auto& devices = exe.devices();
         out << "  " << f.symbol << " on device "

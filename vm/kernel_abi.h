@@ -23,8 +23,9 @@
 #ifndef STRATA_VM_KERNEL_ABI_H_
 #define STRATA_VM_KERNEL_ABI_H_
 
-#include <dlpack/dlpack.h>
 #include <stdint.h>
+
+#include <dlpack/dlpack.h>
 
 #ifdef __cplusplus
 extern "C" {

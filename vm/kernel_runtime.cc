@@ -5,11 +5,10 @@
 // Nothing here may depend on LLVM or the compiler.
 #include "vm/kernel_runtime.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <sched.h>
 #include <string>
 #include <thread>
 

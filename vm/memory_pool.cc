@@ -68,15 +68,14 @@ StatusOr<Ref<Storage>> MemoryPool::AllocateStorage(int64_t nbytes, int64_t align
       break;
     }
     if (data == nullptr) {
-      data = std::aligned_alloc(static_cast<size_t>(std::max(alignment, kDefaultAlignment)),
-                                static_cast<size_t>(want));
+      data = std::aligned_alloc(static_cast<size_t>(std::max(alignment, kDefaultAlignment)), static_cast<size_t>(want));
       if (data == nullptr && cached_bytes_ > 0) {
         // Give the cache back and try once more before reporting.
         for (auto& [size, block] : free_blocks_) std::free(block);
         free_blocks_.clear();
         cached_bytes_ = 0;
-        data = std::aligned_alloc(static_cast<size_t>(std::max(alignment, kDefaultAlignment)),
-                                  static_cast<size_t>(want));
+        data =
+            std::aligned_alloc(static_cast<size_t>(std::max(alignment, kDefaultAlignment)), static_cast<size_t>(want));
       }
       if (data == nullptr) {
         --allocations_;

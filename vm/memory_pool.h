@@ -85,7 +85,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   void AddTensorBytes(int64_t bytes);
   void TrimLocked();
 
-  mutable std::mutex mu_;  // free lists and storage counters
+  mutable std::mutex mu_;                      // free lists and storage counters
   std::multimap<int64_t, void*> free_blocks_;  // block size -> block (64-byte aligned at least)
   int64_t cache_limit_bytes_;
   int64_t cached_bytes_ = 0;
@@ -98,8 +98,8 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   int64_t system_bytes_ = 0;
   int64_t system_allocations_ = 0;
   int64_t allocations_ = 0;
-  int64_t peak_live_bytes_ = 0;    // since BeginInterval (absolute level)
-  MemoryStats start_;              // totals and levels at BeginInterval
+  int64_t peak_live_bytes_ = 0;  // since BeginInterval (absolute level)
+  MemoryStats start_;            // totals and levels at BeginInterval
   int64_t start_live_bytes_ = 0;
   int64_t start_tensor_bytes_ = 0;
 };

@@ -5,14 +5,14 @@
 // so the dynamic loader never mistakes a new module for one already loaded.
 #include "vm/native_module.h"
 
-#include <dlfcn.h>
-#include <link.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <dlfcn.h>
+#include <link.h>
 #include <string>
+#include <unistd.h>
+
+#include <sys/mman.h>
 
 #include "vm/kernel_runtime.h"
 
@@ -66,8 +66,8 @@ StatusOr<std::unique_ptr<NativeModule>> NativeModule::Load(std::span<const uint8
                                 << ": not a Strata native module (no " STRATA_ABI_VERSION_SYMBOL " symbol)");
   }
   if (*version != STRATA_KERNEL_ABI_VERSION) {
-    return Status(ErrorStatus(StatusCode::kUnimplemented) << module_name << ": compiled-kernel ABI version " << *version << ", runtime supports "
-                                << STRATA_KERNEL_ABI_VERSION);
+    return Status(ErrorStatus(StatusCode::kUnimplemented) << module_name << ": compiled-kernel ABI version " << *version
+                                                          << ", runtime supports " << STRATA_KERNEL_ABI_VERSION);
   }
   auto* api_slot = static_cast<const StrataRuntimeApi**>(dlsym(handle, STRATA_RUNTIME_API_SYMBOL));
   if (api_slot == nullptr) {
@@ -96,8 +96,9 @@ StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
   struct link_map* module_map = nullptr;
   if (dladdr1(address, &info, reinterpret_cast<void**>(&found_in), RTLD_DL_LINKMAP) != 0 &&
       dlinfo(handle_, RTLD_DI_LINKMAP, &module_map) == 0 && found_in != module_map) {
-    return Status(ErrorStatus(StatusCode::kNotFound) << name_ << ": compiled kernel symbol '" << name << "' not found (it resolves to "
-                                << (info.dli_fname ? info.dli_fname : "another library") << ")");
+    return Status(ErrorStatus(StatusCode::kNotFound)
+                  << name_ << ": compiled kernel symbol '" << name << "' not found (it resolves to "
+                  << (info.dli_fname ? info.dli_fname : "another library") << ")");
   }
   return reinterpret_cast<StrataKernelFn>(address);
 }

@@ -1,12 +1,11 @@
 // Device plug-ins: loading, the device instance and its queue, copies and launches.
 #include "vm/plugged_device.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
+#include <unistd.h>
 
 #include "vm/memory_pool.h"
 #include "vm/storage.h"
@@ -114,8 +113,8 @@ StatusOr<std::shared_ptr<PluggedDevice>> PluggedDevice::Open(const std::string& 
       break;
     }
     if (d->library_ == nullptr) {
-      return Status(ErrorStatus(StatusCode::kNotFound) << "device '" << name << "': no device plug-in found (tried " << tried
-                                  << "); install it or set STRATA_DEVICE_PLUGIN_PATH");
+      return Status(ErrorStatus(StatusCode::kNotFound) << "device '" << name << "': no device plug-in found (tried "
+                                                       << tried << "); install it or set STRATA_DEVICE_PLUGIN_PATH");
     }
   }
   auto init = reinterpret_cast<StrataDevicePluginInitFn>(dlsym(d->library_, STRATA_DEVICE_PLUGIN_INIT_SYMBOL));
@@ -127,7 +126,7 @@ StatusOr<std::shared_ptr<PluggedDevice>> PluggedDevice::Open(const std::string& 
   d->api_.struct_size = sizeof(StrataDeviceApi);
   if (init(STRATA_DEVICE_ABI_VERSION, &d->api_, reason, sizeof(reason)) != STRATA_DEVICE_OK) {
     return Status(ErrorStatus(StatusCode::kUnimplemented) << "device '" << name << "': the plug-in refused ABI version "
-                                << STRATA_DEVICE_ABI_VERSION << ": " << reason);
+                                                          << STRATA_DEVICE_ABI_VERSION << ": " << reason);
   }
   int32_t count = 0;
   if (int rc = d->api_.device_count(&count); rc != STRATA_DEVICE_OK) return d->Error("device_count", rc);
@@ -171,10 +170,11 @@ StatusOr<StrataDeviceKernel> PluggedDevice::LookupKernel(const std::string& kern
   properties.struct_size = sizeof(properties);
   std::string known;
   if (api_.device_get_properties(device_, &properties) == STRATA_DEVICE_OK) {
-    for (uint32_t i = 0; i < properties.num_kernels; ++i) known += (i ? ", " : "") + std::string(properties.kernel_names[i]);
+    for (uint32_t i = 0; i < properties.num_kernels; ++i)
+      known += (i ? ", " : "") + std::string(properties.kernel_names[i]);
   }
-  return Status(ErrorStatus(StatusCode::kNotFound) << "device '" << name_ << "' has no device kernel '" << kernel_name << "' (it has: " << known
-                              << ")");
+  return Status(ErrorStatus(StatusCode::kNotFound)
+                << "device '" << name_ << "' has no device kernel '" << kernel_name << "' (it has: " << known << ")");
 }
 
 StatusOr<Ref<Storage>> PluggedDevice::Allocate(int64_t nbytes) {
@@ -198,8 +198,7 @@ StatusOr<Ref<Storage>> PluggedDevice::Allocate(int64_t nbytes) {
 
 StatusOr<Ref<Tensor>> PluggedDevice::CopyToDevice(const Ref<Tensor>& host) {
   if (host->device().device_type != kDLCPU) {
-    return Status(ErrorStatus() << "to_device: the tensor is on " << DeviceName(host->device())
-                                << ", not on the host");
+    return Status(ErrorStatus() << "to_device: the tensor is on " << DeviceName(host->device()) << ", not on the host");
   }
   if (host->read_only()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -209,7 +208,8 @@ StatusOr<Ref<Tensor>> PluggedDevice::CopyToDevice(const Ref<Tensor>& host) {
   STRATA_ASSIGN_OR_RETURN(Ref<Storage> storage, Allocate(host->num_bytes()));
   STRATA_ASSIGN_OR_RETURN(Ref<Tensor> device_tensor, Tensor::View(std::move(storage), 0, host->shape(), host->dtype()));
   if (host->num_bytes() > 0) {
-    const StrataDeviceBuffer buffer = static_cast<StrataDeviceBuffer>(reinterpret_cast<uintptr_t>(device_tensor->data()));
+    const StrataDeviceBuffer buffer =
+        static_cast<StrataDeviceBuffer>(reinterpret_cast<uintptr_t>(device_tensor->data()));
     int rc = api_.queue_copy_host_to_device(device_, queue_, host->data(), buffer, device_tensor->dl()->byte_offset,
                                             static_cast<uint64_t>(host->num_bytes()));
     if (rc != STRATA_DEVICE_OK) return Error("queue_copy_host_to_device", rc);

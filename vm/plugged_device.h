@@ -23,8 +23,6 @@
 // constant cache and the pending host references have their own lock).
 #pragma once
 
-#include <dlpack/dlpack.h>
-
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,6 +30,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <dlpack/dlpack.h>
 
 #include "support/status.h"
 #include "vm/device_plugin.h"
@@ -107,7 +107,7 @@ class PluggedDevice : public std::enable_shared_from_this<PluggedDevice> {
 
   mutable std::mutex mu_;
   std::map<const Tensor*, Ref<Tensor>> constants_;  // read-only host tensor -> its device copy
-  std::vector<Ref<Tensor>> pending_host_;            // host sources of copies not yet waited for
+  std::vector<Ref<Tensor>> pending_host_;           // host sources of copies not yet waited for
 };
 
 // Uses `path` for the plug-in `name` instead of searching (tests, services with

@@ -49,7 +49,15 @@
 namespace strata::vm {
 
 // What the VM reports an instruction as.
-enum class InstructionKind : uint8_t { kCallLibrary = 0, kCallCompiledKernel, kCallBytecode, kRet, kGoto, kIf, kCallDevice };
+enum class InstructionKind : uint8_t {
+  kCallLibrary = 0,
+  kCallCompiledKernel,
+  kCallBytecode,
+  kRet,
+  kGoto,
+  kIf,
+  kCallDevice
+};
 inline constexpr int kNumInstructionKinds = 7;
 // "call library", "call kernel", "call bytecode", "ret", "goto", "if", "call device".
 // A device call's time is its submission (launches are asynchronous); the
@@ -101,9 +109,9 @@ class Profiler {
       ++f.count;
       f.total_ns += end - start;
       if (options_.record_trace) {
-        EventCategory category = kind == InstructionKind::kCallCompiledKernel   ? EventCategory::kCompiledKernel
-                                 : kind == InstructionKind::kCallDevice ? EventCategory::kDevice
-                                                                        : EventCategory::kLibrary;
+        EventCategory category = kind == InstructionKind::kCallCompiledKernel ? EventCategory::kCompiledKernel
+                                 : kind == InstructionKind::kCallDevice       ? EventCategory::kDevice
+                                                                              : EventCategory::kLibrary;
         events_.push_back(TraceEvent{start, end - start, callee, category});
       }
     }

@@ -69,6 +69,6 @@ bool RegisterAtStartup(const char* name, LibraryFn fn);
 // Registers a LibraryFn from a static initializer. Only reliable in code that
 // is linked in for another reason (an object file, not an unreferenced member
 // of a static library); the runtime's own functions use RegisterBuiltins().
-#define STRATA_REGISTER_LIBRARY_FUNCTION(name, fn)                               \
+#define STRATA_REGISTER_LIBRARY_FUNCTION(name, fn)                                    \
   [[maybe_unused]] static const bool STRATA_CONCAT(strata_library_fn_, __COUNTER__) = \
       ::strata::vm::internal::RegisterAtStartup(name, fn)

@@ -15,7 +15,11 @@ Ref<Storage> Storage::WrapExternal(void* data, int64_t nbytes, DLDevice device, 
 }
 
 Storage::Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool)
-    : data_(data), nbytes_(nbytes), device_(kCpuDevice), owns_(true), pool_(std::move(pool)),
+    : data_(data),
+      nbytes_(nbytes),
+      device_(kCpuDevice),
+      owns_(true),
+      pool_(std::move(pool)),
       block_bytes_(block_bytes) {}
 
 Ref<Storage> Storage::FromPool(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool) {

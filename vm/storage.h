@@ -10,10 +10,10 @@
 // synchronized (writers are the kernels the program runs).
 #pragma once
 
-#include <dlpack/dlpack.h>
-
 #include <cstdint>
 #include <memory>
+
+#include <dlpack/dlpack.h>
 
 #include "support/status.h"
 #include "vm/device.h"

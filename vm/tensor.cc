@@ -1,10 +1,10 @@
 // Tensor creation, views and host copies.
 #include "vm/tensor.h"
 
-#include "vm/memory_pool.h"
-
 #include <limits>
 #include <sstream>
+
+#include "vm/memory_pool.h"
 
 namespace strata::vm {
 
@@ -17,12 +17,9 @@ bool IsValidTensorDataType(DataType dtype) {
     case DataType::Code::kInt:
     case DataType::Code::kUInt:
       return dtype.bits() == 8 || dtype.bits() == 16 || dtype.bits() == 32 || dtype.bits() == 64;
-    case DataType::Code::kFloat:
-      return dtype.bits() == 16 || dtype.bits() == 32 || dtype.bits() == 64;
-    case DataType::Code::kBool:
-      return dtype.bits() == 1 || dtype.bits() == 8;
-    default:
-      return false;
+    case DataType::Code::kFloat: return dtype.bits() == 16 || dtype.bits() == 32 || dtype.bits() == 64;
+    case DataType::Code::kBool: return dtype.bits() == 1 || dtype.bits() == 8;
+    default: return false;
   }
 }
 
@@ -95,12 +92,11 @@ StatusOr<Ref<Tensor>> Tensor::Empty(std::span<const int64_t> shape, DataType dty
   return Ref<Tensor>(new Tensor(shape, dtype, device, data, count, nullptr));
 }
 
-StatusOr<Ref<Tensor>> Tensor::FromHost(std::span<const int64_t> shape, DataType dtype,
-                                       std::span<const uint8_t> bytes) {
+StatusOr<Ref<Tensor>> Tensor::FromHost(std::span<const int64_t> shape, DataType dtype, std::span<const uint8_t> bytes) {
   STRATA_ASSIGN_OR_RETURN(Ref<Tensor> tensor, Empty(shape, dtype, kCpuDevice));
   if (static_cast<int64_t>(bytes.size()) != tensor->num_bytes()) {
     return Status(ErrorStatus() << "a " << tensor->TypeString() << " holds " << tensor->num_bytes() << " bytes, got "
-                         << bytes.size());
+                                << bytes.size());
   }
   if (!bytes.empty()) std::memcpy(tensor->data(), bytes.data(), bytes.size());
   return tensor;
@@ -116,7 +112,7 @@ StatusOr<Ref<Tensor>> Tensor::View(Ref<Storage> storage, int64_t byte_offset, st
   STRATA_ASSIGN_OR_RETURN(int64_t nbytes, NumBytesOf(shape, dtype));
   if (byte_offset < 0 || byte_offset > storage->nbytes() || nbytes > storage->nbytes() - byte_offset) {
     return Status(ErrorStatus() << "a tensor of " << nbytes << " bytes at offset " << byte_offset
-                         << " does not fit in a storage of " << storage->nbytes() << " bytes");
+                                << " does not fit in a storage of " << storage->nbytes() << " bytes");
   }
   DLDevice device = storage->device();
   if (MemoryPool* pool = storage->pool()) pool->AddTensorBytes(nbytes);
@@ -138,7 +134,7 @@ Status Tensor::CopyToHost(std::span<uint8_t> out_bytes) const {
   }
   if (static_cast<int64_t>(out_bytes.size()) != num_bytes()) {
     return Status(ErrorStatus() << "a " << TypeString() << " holds " << num_bytes() << " bytes, the destination has "
-                         << out_bytes.size());
+                                << out_bytes.size());
   }
   if (!out_bytes.empty()) std::memcpy(out_bytes.data(), dl_.data, out_bytes.size());
   return Status::Ok();

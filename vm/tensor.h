@@ -13,8 +13,6 @@
 // all VMs) must not be written; builtins that write check it.
 #pragma once
 
-#include <dlpack/dlpack.h>
-
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -22,6 +20,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <dlpack/dlpack.h>
 
 #include "support/data_type.h"
 #include "support/status.h"
@@ -44,10 +44,10 @@ bool IsValidTensorDataType(DataType dtype);
 // The DataType of a C++ element type (float -> f32, bool -> bool, ...).
 template <typename T>
 struct DataTypeOf;
-#define STRATA_DATA_TYPE_OF(type, value)                    \
-  template <>                                               \
-  struct DataTypeOf<type> {                                 \
-    static constexpr DataType kValue = value;               \
+#define STRATA_DATA_TYPE_OF(type, value)      \
+  template <>                                 \
+  struct DataTypeOf<type> {                   \
+    static constexpr DataType kValue = value; \
   };
 STRATA_DATA_TYPE_OF(float, DataType::F32())
 STRATA_DATA_TYPE_OF(double, DataType::F64())

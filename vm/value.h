@@ -104,7 +104,9 @@ class Value {
   static Value FromShape(std::initializer_list<int64_t> dims) {
     return FromShape(std::span<const int64_t>(dims.begin(), dims.size()));
   }
-  static Value FromString(std::string_view text) { return FromObject(ValueKind::kString, String::Make(text).release()); }
+  static Value FromString(std::string_view text) {
+    return FromObject(ValueKind::kString, String::Make(text).release());
+  }
   static Value FromTuple(Ref<Tuple> t);
   static Value FromTuple(std::vector<Value> fields);
   static Value FromStorage(Ref<Storage> s) { return FromObject(ValueKind::kStorage, s.release()); }

@@ -43,10 +43,11 @@ namespace {
 
 // Calls a library function on the Values its operands denote; `result` starts
 // Null and receives its result.
-[[gnu::always_inline]] inline Status CallLibrary(LibraryFn fn, void* context, const int64_t* operands,
-                                                 int64_t nargs, const Value* regs, Value* result) {
+[[gnu::always_inline]] inline Status CallLibrary(LibraryFn fn, void* context, const int64_t* operands, int64_t nargs,
+                                                 const Value* regs, Value* result) {
   constexpr int kMaxArgs = VirtualMachine::kMaxInlineArgs;
-  if (nargs > kMaxArgs) [[unlikely]] return CallLibraryOnHeap(fn, context, operands, nargs, regs, result);
+  if (nargs > kMaxArgs) [[unlikely]]
+    return CallLibraryOnHeap(fn, context, operands, nargs, regs, result);
   const Value* argv[kMaxArgs];
   for (int64_t i = 0; i < nargs; ++i) argv[i] = OperandValue(operands[i], regs);
   return fn(context, argv, static_cast<int32_t>(nargs), result);
@@ -72,7 +73,8 @@ Status MarshalKernelArgs(const VMFunction& callee, const int64_t* operands, int6
     if (v.is_tensor()) {
       if (v.tensor()->device().device_type != kDLCPU) [[unlikely]] {
         return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' argument " << i << ": the tensor is on "
-                                    << DeviceName(v.tensor()->device()) << "; compiled kernels run on the host and need it there");
+                                    << DeviceName(v.tensor()->device())
+                                    << "; compiled kernels run on the host and need it there");
       }
       push(STRATA_ARG_TENSOR, StrataKernelArg{.tensor = v.tensor()->dl()});
     } else if (v.is_int()) {  // also every immediate operand
@@ -82,7 +84,8 @@ Status MarshalKernelArgs(const VMFunction& callee, const int64_t* operands, int6
     } else if (v.is_shape()) {
       for (int64_t d : v.shape()) push(STRATA_ARG_INT, StrataKernelArg{.i64 = d});
     } else if (v.is_function() && operands[i] < 0) {  // a function operand, not a register holding one
-      return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' argument " << i << ": cannot pass a function");
+      return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' argument " << i
+                                  << ": cannot pass a function");
     } else {
       return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' argument " << i << ": cannot pass "
                                   << v.Describe() << " (expected a Tensor, Shape, Int or Float)");
@@ -108,8 +111,8 @@ Status MarshalDeviceArgs(const VMFunction& callee, const int64_t* operands, int6
                                     << ", not on the device (copy it with to_device)");
       }
       if (t.ndim() > STRATA_DEVICE_MAX_NDIM) {
-        return Status(ErrorStatus() << "device kernel '" << callee.symbol << "' argument " << i << ": rank "
-                                    << t.ndim() << " is more than the device ABI's " << STRATA_DEVICE_MAX_NDIM);
+        return Status(ErrorStatus() << "device kernel '" << callee.symbol << "' argument " << i << ": rank " << t.ndim()
+                                    << " is more than the device ABI's " << STRATA_DEVICE_MAX_NDIM);
       }
       arg.kind = STRATA_DEVICE_ARG_BUFFER;
       arg.value.buffer.buffer = static_cast<StrataDeviceBuffer>(reinterpret_cast<uintptr_t>(t.data()));
@@ -182,32 +185,34 @@ Status VirtualMachine::SetProfiler(Profiler* profiler) {
 StatusOr<Value> VirtualMachine::Invoke(std::string_view function_name, std::span<const Value> args) {
   std::optional<int32_t> index = executable_->FindEntryPoint(function_name);
   if (!index) {
-    return Status(ErrorStatus(StatusCode::kNotFound) << "no entry point named '" << PrintableText(function_name, 256)
-                         << "' in the executable (entry points: " << executable_->EntryPointNames() << ")");
+    return Status(ErrorStatus(StatusCode::kNotFound)
+                  << "no entry point named '" << PrintableText(function_name, 256)
+                  << "' in the executable (entry points: " << executable_->EntryPointNames() << ")");
   }
   return InvokeFunction(*index, args);
 }
 
 StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span<const Value> args) {
   if (!executable_->resolved()) {
-    return Status(ErrorStatus(StatusCode::kFailedPrecondition) << "the executable was loaded without resolving its functions "
-                            "(LoadOptions::resolve = false) and cannot be run");
+    return Status(ErrorStatus(StatusCode::kFailedPrecondition)
+                  << "the executable was loaded without resolving its functions "
+                     "(LoadOptions::resolve = false) and cannot be run");
   }
   std::span<const VMFunction> functions = executable_->functions();
   if (function_index < 0 || static_cast<size_t>(function_index) >= functions.size()) {
-    return Status(ErrorStatus(StatusCode::kOutOfRange) << "function index " << function_index << " out of range (" << functions.size()
-                         << " functions)");
+    return Status(ErrorStatus(StatusCode::kOutOfRange)
+                  << "function index " << function_index << " out of range (" << functions.size() << " functions)");
   }
   const VMFunction& f = functions[static_cast<size_t>(function_index)];
   if (f.kind != FunctionKind::kBytecode) {
     return Status(ErrorStatus() << "function '" << f.name << "' (" << FunctionKindName(f.kind)
-                         << ") cannot be invoked; only bytecode functions can");
+                                << ") cannot be invoked; only bytecode functions can");
   }
   if (args.size() != static_cast<size_t>(f.num_params)) {
     std::string params;
     for (const std::string& p : f.param_names) params += (params.empty() ? "" : ", ") + p;
     return Status(ErrorStatus() << "function '" << f.name << "' expects " << f.num_params << " argument"
-                         << (f.num_params == 1 ? "" : "s") << " (" << params << "), got " << args.size());
+                                << (f.num_params == 1 ? "" : "s") << " (" << params << "), got " << args.size());
   }
   if (registers_.size() < static_cast<size_t>(f.num_registers)) registers_.resize(f.num_registers);
   for (size_t i = 0; i < args.size(); ++i) registers_[i] = args[i];
@@ -262,8 +267,8 @@ Status VirtualMachine::InstructionError(const Frame& frame, const int64_t* pc, c
   auto index = f - executable_->functions().data();
   auto word = pc - f->dispatch_code.data();
   return Status(cause).WithContext("functions[" + std::to_string(index) + "] '" + f->name + "': instruction at word " +
-                                    std::to_string(word) + " (" + std::string(OpcodeName(static_cast<Opcode>(*pc))) +
-                                    "): ");
+                                   std::to_string(word) + " (" + std::string(OpcodeName(static_cast<Opcode>(*pc))) +
+                                   "): ");
 }
 
 Status VirtualMachine::Step(const int64_t* pc) {
@@ -272,14 +277,13 @@ Status VirtualMachine::Step(const int64_t* pc) {
   }
   if (steps_left_ >= 0 && steps_left_-- == 0) {
     return InstructionError(frames_.back(), pc,
-                            ErrorStatus(StatusCode::kResourceExhausted) << "step budget exhausted (" << step_budget_
-                                          << " backward jumps and calls)");
+                            ErrorStatus(StatusCode::kResourceExhausted)
+                                << "step budget exhausted (" << step_budget_ << " backward jumps and calls)");
   }
   return Status::Ok();
 }
 
-Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs,
-                                  const Value* regs) {
+Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs, const Value* regs) {
   // One pass into arrays on the stack; a call whose Shapes expand past them
   // (rare) is marshalled again into arrays of the size the first pass counted.
   constexpr int kInlineKernelArgs = 64;
@@ -290,10 +294,10 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
   std::vector<StrataKernelArg> heap_args;
   std::vector<int32_t> heap_codes;
   int64_t count = 0;
-  STRATA_RETURN_IF_ERROR(
-      MarshalKernelArgs(callee, operands, nargs, regs, args, codes, kInlineKernelArgs, &count));
+  STRATA_RETURN_IF_ERROR(MarshalKernelArgs(callee, operands, nargs, regs, args, codes, kInlineKernelArgs, &count));
   if (count > kInlineKernelArgs) [[unlikely]] {
-    if (count > INT32_MAX) return Status(ErrorStatus() << "compiled kernel '" << callee.name << "': too many arguments");
+    if (count > INT32_MAX)
+      return Status(ErrorStatus() << "compiled kernel '" << callee.name << "': too many arguments");
     heap_args.resize(static_cast<size_t>(count));
     heap_codes.resize(static_cast<size_t>(count));
     args = heap_args.data();
@@ -301,14 +305,16 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
     STRATA_RETURN_IF_ERROR(MarshalKernelArgs(callee, operands, nargs, regs, args, codes, count, &count));
   }
   int32_t rc = callee.kernel(args, codes, static_cast<int32_t>(count));
-  if (rc == 0) [[likely]] return Status::Ok();
+  if (rc == 0) [[likely]]
+    return Status::Ok();
   std::string message = TakeKernelError();
   if (message.empty()) message = "returned error code " + std::to_string(rc) + " without a message";
   return Status(ErrorStatus() << "compiled kernel '" << callee.name << "' failed: " << message);
 }
 
 Status VirtualMachine::Run(const VMFunction& entry, Value* out_result) {
-  if (profiler_ == nullptr) [[likely]] return RunLoop<false>(entry, out_result);
+  if (profiler_ == nullptr) [[likely]]
+    return RunLoop<false>(entry, out_result);
   profiler_->BeginRun(static_cast<int32_t>(&entry - executable_->functions().data()), Profiler::Now());
   Status status = RunLoop<true>(entry, out_result);
   profiler_->EndRun(Profiler::Now());
@@ -345,7 +351,8 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         if (callee.kind == FunctionKind::kLibrary) [[likely]] {
           Value result;
           Status status = CallLibrary(callee.fn, callee.context, operands, nargs, regs, &result);
-          if (!status.ok()) [[unlikely]] return InstructionError(frames_.back(), pc, status);
+          if (!status.ok()) [[unlikely]]
+            return InstructionError(frames_.back(), pc, status);
           if (dst != kVoidRegister) regs[dst] = std::move(result);
           if constexpr (kProfile) record(InstructionKind::kCallLibrary, func);
           pc = operands + nargs;
@@ -353,7 +360,8 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         }
         if (callee.kind == FunctionKind::kCompiledKernel) {
           Status status = CallKernel(*callee.function, operands, nargs, regs);
-          if (!status.ok()) [[unlikely]] return InstructionError(frames_.back(), pc, status);
+          if (!status.ok()) [[unlikely]]
+            return InstructionError(frames_.back(), pc, status);
           // A kernel returns nothing: its outputs are the tensors passed in.
           if (dst != kVoidRegister) regs[dst] = Value();
           if constexpr (kProfile) record(InstructionKind::kCallCompiledKernel, func);
@@ -365,7 +373,8 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           device_args_.clear();
           Status status = MarshalDeviceArgs(function, operands, nargs, regs, &device_args_);
           if (status.ok()) status = function.device->Launch(function.device_kernel, function.symbol, device_args_);
-          if (!status.ok()) [[unlikely]] return InstructionError(frames_.back(), pc, status);
+          if (!status.ok()) [[unlikely]]
+            return InstructionError(frames_.back(), pc, status);
           // Asynchronous: the outputs are the device tensors passed in.
           if (dst != kVoidRegister) regs[dst] = Value();
           if constexpr (kProfile) record(InstructionKind::kCallDevice, func);
@@ -378,15 +387,17 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         const Frame& caller = frames_.back();
         if (frames_.size() >= static_cast<size_t>(kMaxCallDepth)) {
           return InstructionError(caller, pc,
-                                  ErrorStatus(StatusCode::kResourceExhausted) << "call stack overflow calling '" << function.name << "' (depth "
-                                                << kMaxCallDepth << ")");
+                                  ErrorStatus(StatusCode::kResourceExhausted)
+                                      << "call stack overflow calling '" << function.name << "' (depth "
+                                      << kMaxCallDepth << ")");
         }
         const int64_t base = caller.base + caller.function->num_registers;
         const int64_t top = base + function.num_registers;
         if (top > kMaxStackRegisters) {
           return InstructionError(caller, pc,
-                                  ErrorStatus(StatusCode::kResourceExhausted) << "register stack overflow calling '" << function.name << "' ("
-                                                << top << " registers)");
+                                  ErrorStatus(StatusCode::kResourceExhausted)
+                                      << "register stack overflow calling '" << function.name << "' (" << top
+                                      << " registers)");
         }
         if (registers_.size() < static_cast<size_t>(top)) {
           registers_.resize(static_cast<size_t>(top));
@@ -432,8 +443,7 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           truth = condition.int_value() != 0;
         } else if (!ConditionTruth(condition, &truth)) {
           return InstructionError(frames_.back(), pc,
-                                  ErrorStatus() << "condition register r" << pc[1] << " holds "
-                                                << condition.Describe()
+                                  ErrorStatus() << "condition register r" << pc[1] << " holds " << condition.Describe()
                                                 << "; expected an Int or a 0-d bool or integer tensor");
         }
         if (!truth && pc[2] <= 0 && bounded) STRATA_RETURN_IF_ERROR(Step(pc));

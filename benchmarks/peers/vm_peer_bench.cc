@@ -28,8 +28,6 @@
 //
 // The text IR of the chains is generated here and compiled with driver::Compile;
 // --dump-chain-ir=DIR writes the lowered modules (driver --dump-ir) for inspection.
-#include <benchmark/benchmark.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -39,12 +37,14 @@
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
+
 #include "benchmarks/bench_util.h"
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/parser.h"
-#include "vm/tensor_io/npy.h"
 #include "vm/registry.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 #ifndef STRATA_SOURCE_DIR
@@ -95,8 +95,7 @@ std::string ChainSource(ChainKind kind, int calls) {
         "  }\n"
         "}\n\n";
   }
-  text +=
-      "func @main(x: Tensor[(1,), f32], a: Tensor[(1,), f32], b: Tensor[(1,), f32]) -> Tensor[(1,), f32] {\n";
+  text += "func @main(x: Tensor[(1,), f32], a: Tensor[(1,), f32], b: Tensor[(1,), f32]) -> Tensor[(1,), f32] {\n";
   std::string in = "x";
   for (int i = 0; i < calls; ++i) {
     const std::string out = i % 2 == 0 ? "a" : "b";
@@ -124,8 +123,8 @@ Loaded& GetChain(ChainKind kind, int calls) {
   auto found = cache.find({kind, calls});
   if (found != cache.end()) return found->second;
 
-  const std::string name = std::string(kind == ChainKind::kLibrary ? "library" : "compiled_kernel") + "_" +
-                           std::to_string(calls);
+  const std::string name =
+      std::string(kind == ChainKind::kLibrary ? "library" : "compiled_kernel") + "_" + std::to_string(calls);
   ir::IRModule module = OrDie(ir::ParseModule(ChainSource(kind, calls), "chain_" + name + ".sir"));
   driver::CompileOptions options;
   if (!DumpDir().empty()) options.dump_ir_dir = (fs::path(DumpDir()) / name).string();
@@ -157,9 +156,7 @@ void BM_Chain(benchmark::State& state, ChainKind kind) {
   if (calls > 0) state.counters["ns_per_call"] = ns / static_cast<double>(state.iterations()) / calls;
 }
 
-vm::Value ReadNpyOrDie(const fs::path& path) {
-  return vm::Value::FromTensor(OrDie(vm::ReadNpyFile(path.string())));
-}
+vm::Value ReadNpyOrDie(const fs::path& path) { return vm::Value::FromTensor(OrDie(vm::ReadNpyFile(path.string()))); }
 
 // Dies unless `actual` is a tensor of `expected`'s type and shape within
 // kRtol (relative, plus kAtol absolute) of it, as numpy.allclose.

@@ -170,10 +170,8 @@ bool StructInfoEqual(const StructInfo& a, const StructInfo& b) {
   if (!a.defined() || !b.defined()) return false;
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-    case graph::StructInfoKind::kObject:
-      return true;
-    case graph::StructInfoKind::kPrim:
-      return a.as<PrimStructInfoNode>()->dtype == b.as<PrimStructInfoNode>()->dtype;
+    case graph::StructInfoKind::kObject: return true;
+    case graph::StructInfoKind::kPrim: return a.as<PrimStructInfoNode>()->dtype == b.as<PrimStructInfoNode>()->dtype;
     case graph::StructInfoKind::kShape: {
       const auto* x = a.as<ShapeStructInfoNode>();
       const auto* y = b.as<ShapeStructInfoNode>();
@@ -204,11 +202,10 @@ BaseCheck CheckBaseOf(const StructInfo& base, const StructInfo& derived) {
   if (!derived.defined() || derived.as<ObjectStructInfoNode>()) return BaseCheck::kUnprovable;
   if (base->kind != derived->kind) return BaseCheck::kFail;
   switch (base->kind) {
-    case graph::StructInfoKind::kObject:
-      return BaseCheck::kPass;
+    case graph::StructInfoKind::kObject: return BaseCheck::kPass;
     case graph::StructInfoKind::kPrim:
       return base.as<PrimStructInfoNode>()->dtype == derived.as<PrimStructInfoNode>()->dtype ? BaseCheck::kPass
-                                                                                              : BaseCheck::kFail;
+                                                                                             : BaseCheck::kFail;
     case graph::StructInfoKind::kShape: {
       const auto* b = base.as<ShapeStructInfoNode>();
       const auto* d = derived.as<ShapeStructInfoNode>();

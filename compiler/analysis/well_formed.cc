@@ -9,9 +9,9 @@
 #include <set>
 #include <string>
 
-#include "compiler/ir/graph_visitor.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/ir/graph_visitor.h"
 
 namespace strata::analysis {
 

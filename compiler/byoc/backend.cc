@@ -29,10 +29,11 @@ Status RegisterBackend(Backend backend) {
   if (!backend.codegen) return Status(ErrorStatus() << "BYOC backend '" << backend.name << "' has no codegen");
   for (const pattern::FusionPattern& p : backend.patterns) {
     if (pattern::BackendOf(p.name) != backend.name || p.name.size() <= backend.name.size() + 1) {
-      return Status(ErrorStatus() << "BYOC backend '" << backend.name << "': pattern '" << p.name
-                                  << "' must be named '" << backend.name << ".<pattern>'");
+      return Status(ErrorStatus() << "BYOC backend '" << backend.name << "': pattern '" << p.name << "' must be named '"
+                                  << backend.name << ".<pattern>'");
     }
-    if (p.pattern.get() == nullptr) return Status(ErrorStatus() << "BYOC backend '" << backend.name << "': pattern '" << p.name << "' is empty");
+    if (p.pattern.get() == nullptr)
+      return Status(ErrorStatus() << "BYOC backend '" << backend.name << "': pattern '" << p.name << "' is empty");
   }
   std::lock_guard<std::mutex> lock(RegistryMutex());
   if (Registry().count(backend.name) != 0) {
@@ -42,9 +43,8 @@ Status RegisterBackend(Backend backend) {
   std::vector<pattern::FusionPattern> patterns = backend.patterns;
   Registry().emplace(name, std::move(backend));
   // FuseOpsByPattern with this backend's patterns, by name for pipelines and tests.
-  return transform::RegisterPass(transform::Pass{FusePassName(name), [patterns](ir::IRModule m) {
-                                                   return FuseOpsByPattern(std::move(m), patterns);
-                                                 }});
+  return transform::RegisterPass(transform::Pass{
+      FusePassName(name), [patterns](ir::IRModule m) { return FuseOpsByPattern(std::move(m), patterns); }});
 }
 
 StatusOr<Backend> GetBackend(const std::string& name) {
@@ -54,8 +54,8 @@ StatusOr<Backend> GetBackend(const std::string& name) {
   if (it != Registry().end()) return it->second;
   std::string known;
   for (const auto& [n, b] : Registry()) known += (known.empty() ? "" : ", ") + n;
-  return Status(ErrorStatus(StatusCode::kNotFound) << "unknown BYOC backend '" << name << "' (registered: " << (known.empty() ? "none" : known)
-                              << ")");
+  return Status(ErrorStatus(StatusCode::kNotFound)
+                << "unknown BYOC backend '" << name << "' (registered: " << (known.empty() ? "none" : known) << ")");
 }
 
 std::vector<std::string> RegisteredBackendNames() {

@@ -40,9 +40,9 @@ namespace strata::byoc {
 
 // One composite call inside an offloaded function.
 struct CompositeCall {
-  std::string function_name;  // the composite function, e.g. "dnnl_dense_bias_relu_0"
-  std::string pattern_name;   // its pattern, e.g. "dnnl.dense_bias_relu"
-  graph::Function function;   // its body: the matched operator calls
+  std::string function_name;              // the composite function, e.g. "dnnl_dense_bias_relu_0"
+  std::string pattern_name;               // its pattern, e.g. "dnnl.dense_bias_relu"
+  graph::Function function;               // its body: the matched operator calls
   const graph::CallNode* call = nullptr;  // the call in the offloaded function's body
 };
 

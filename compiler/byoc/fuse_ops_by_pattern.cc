@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "compiler/byoc/outline.h"
@@ -89,7 +89,8 @@ StatusOr<ir::IRModule> FuseOpsByPattern(ir::IRModule module, const std::vector<p
     std::vector<std::vector<OutlineGroup>> groups(body->blocks.size());
     for (Found& f : found) {
       ir::Attrs attrs{{kCompositeAttr, f.pattern_name}};
-      groups[f.block].push_back(OutlineGroup{std::move(f.members), names.Fresh(FunctionNameBase(f.pattern_name)), attrs});
+      groups[f.block].push_back(
+          OutlineGroup{std::move(f.members), names.Fresh(FunctionNameBase(f.pattern_name)), attrs});
     }
 
     STRATA_RETURN_IF_ERROR(OutlineInFunction(&module, caller, matchers, groups));

@@ -5,9 +5,9 @@
 #include <queue>
 #include <utility>
 
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/transform/normalize.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::byoc {
 
@@ -292,8 +292,8 @@ std::vector<Binding> OutlineGroups(const pattern::BlockMatcher& block, bool is_d
       result = TupleNode::make(std::move(fields));
       ret = TupleStructInfoNode::make(std::move(field_info));
     }
-    Expr func = FunctionNode::make(params, SeqExprNode::make({std::move(body_block)}, result), ret,
-                                   group.function_attrs);
+    Expr func =
+        FunctionNode::make(params, SeqExprNode::make({std::move(body_block)}, result), ret, group.function_attrs);
     functions->emplace_back(group.function_name, std::static_pointer_cast<const FunctionNode>(func.node_ptr()));
 
     // The call, and the unpacking of several results.
@@ -308,8 +308,8 @@ std::vector<Binding> OutlineGroups(const pattern::BlockMatcher& block, bool is_d
       Var packed(group.function_name + "_out", nullptr, is_dataflow);
       unit.bindings.push_back(Binding{BindingKind::kVarBinding, packed, call, {}, location});
       for (size_t i = 0; i < outputs.size(); ++i) {
-        unit.bindings.push_back(
-            Binding{BindingKind::kVarBinding, outputs[i], TupleGetItemNode::make(packed, static_cast<int>(i)), {}, location});
+        unit.bindings.push_back(Binding{
+            BindingKind::kVarBinding, outputs[i], TupleGetItemNode::make(packed, static_cast<int>(i)), {}, location});
       }
     }
     for (const Expr& a : args) {
@@ -344,9 +344,9 @@ Status OutlineInFunction(ir::IRModule* module, const std::string& caller,
   Expr rewritten = FunctionNode::make(func->params, SeqExprNode::make(std::move(blocks), body->body),
                                       func->ret_struct_info, func->attrs);
   Normalizer normalizer(module);
-  STRATA_ASSIGN_OR_RETURN(Function normalized,
-                          normalizer.NormalizeFunction(
-                              caller, std::static_pointer_cast<const FunctionNode>(rewritten.node_ptr())));
+  STRATA_ASSIGN_OR_RETURN(
+      Function normalized,
+      normalizer.NormalizeFunction(caller, std::static_pointer_cast<const FunctionNode>(rewritten.node_ptr())));
   module->Add(caller, std::move(normalized));
   return Status::Ok();
 }

@@ -57,7 +57,8 @@ Status CheckResult(const Generated& g, const std::string& backend) {
   } else {
     for (const CompositeCall& c : g.offloaded.composites) {
       auto it = g.result.composite_calls.find(c.function_name);
-      if (it == g.result.composite_calls.end()) return fail("composite '" + c.function_name + "' (" + c.pattern_name + ") has no external function");
+      if (it == g.result.composite_calls.end())
+        return fail("composite '" + c.function_name + "' (" + c.pattern_name + ") has no external function");
       used.push_back(it->second.symbol);
     }
   }

@@ -8,11 +8,11 @@
 #include <memory>
 #include <sstream>
 
+#include "compiler/backend/vm/vm_codegen.h"
 #include "compiler/byoc/backend.h"
+#include "compiler/driver/pipeline.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
-#include "compiler/backend/vm/vm_codegen.h"
-#include "compiler/driver/pipeline.h"
 #include "compiler/transform/dispatch_tir.h"
 #include "serialization/writer.h"
 
@@ -132,7 +132,8 @@ StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options)
     std::filesystem::remove(dir / "constants.bin", ec);
     dump_constants = std::make_shared<DumpConstants>(dir);
     STRATA_RETURN_IF_ERROR(WriteTextFile(dir / "00-Input.sir", ir::PrintModule(module, dump_constants->Options())));
-    pipeline.SetAfterPassCallback([dir, &dump_status, dump_constants](size_t index, const std::string& name, const ir::IRModule& m, bool changed) {
+    pipeline.SetAfterPassCallback([dir, &dump_status, dump_constants](size_t index, const std::string& name,
+                                                                      const ir::IRModule& m, bool changed) {
       if (!changed || !dump_status.ok()) return;
       char prefix[16];
       std::snprintf(prefix, sizeof(prefix), "%02zu-", index + 1);
@@ -170,7 +171,8 @@ StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions
       if (f.kind != serialization::FunctionKindSpec::kCompiledKernel || !f.backend.empty()) continue;
       auto it = kernels.symbols.find(f.symbol);
       if (it == kernels.symbols.end()) {
-        return ErrorStatus(StatusCode::kInternal) << "internal: no compiled kernel for tensor program '" << f.symbol << "'";
+        return ErrorStatus(StatusCode::kInternal)
+               << "internal: no compiled kernel for tensor program '" << f.symbol << "'";
       }
       f.symbol = it->second;
       f.module_index = 0;

@@ -8,8 +8,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/codegen/llvm/codegen_llvm.h"

@@ -22,7 +22,7 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> ToHost(const vm::Value& value
 }  // namespace
 
 StatusOr<std::vector<std::shared_ptr<const graph::HostTensor>>> EvaluateConstants(ir::IRModule module,
-                                                                                   const std::string& function) {
+                                                                                  const std::string& function) {
   CompileOptions options;
   options.fold_constants = false;  // what is evaluated here is what FoldConstants found
   STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, Compile(std::move(module), options));

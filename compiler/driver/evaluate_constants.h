@@ -16,6 +16,6 @@
 namespace strata::driver {
 
 StatusOr<std::vector<std::shared_ptr<const graph::HostTensor>>> EvaluateConstants(ir::IRModule module,
-                                                                                   const std::string& function);
+                                                                                  const std::string& function);
 
 }  // namespace strata::driver

@@ -108,8 +108,8 @@ Expr CallNode::make(Expr op, std::vector<Expr> args, ir::Attrs attrs, std::vecto
   assert(op.defined() && "call of a null callee");
   for ([[maybe_unused]] const Expr& arg : args) assert(arg.defined() && "null call argument");
   for ([[maybe_unused]] const StructInfo& si : sinfo_args) assert(si.defined() && "null struct info argument");
-  return Expr(std::make_shared<const CallNode>(std::move(op), std::move(args), std::move(attrs),
-                                               std::move(sinfo_args), StructInfo()));
+  return Expr(std::make_shared<const CallNode>(std::move(op), std::move(args), std::move(attrs), std::move(sinfo_args),
+                                               StructInfo()));
 }
 
 Expr SeqExprNode::make(std::vector<BindingBlock> blocks, Expr body) {

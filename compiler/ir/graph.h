@@ -164,7 +164,10 @@ struct CallNode : ExprNode {
   const std::vector<StructInfo> sinfo_args;
   static Expr make(Expr op, std::vector<Expr> args, ir::Attrs attrs = {}, std::vector<StructInfo> sinfo_args = {});
   CallNode(Expr op, std::vector<Expr> args, ir::Attrs attrs, std::vector<StructInfo> sa, StructInfo s)
-      : ExprNode(kKind, std::move(s)), op(std::move(op)), args(std::move(args)), attrs(std::move(attrs)),
+      : ExprNode(kKind, std::move(s)),
+        op(std::move(op)),
+        args(std::move(args)),
+        attrs(std::move(attrs)),
         sinfo_args(std::move(sa)) {}
 };
 
@@ -213,7 +216,10 @@ struct FunctionNode : ExprNode {
   const ir::Attrs attrs;
   static Expr make(std::vector<Var> params, Expr body, StructInfo ret_struct_info, ir::Attrs attrs = {});
   FunctionNode(std::vector<Var> p, Expr b, StructInfo r, ir::Attrs a)
-      : ExprNode(kKind, nullptr), params(std::move(p)), body(std::move(b)), ret_struct_info(std::move(r)),
+      : ExprNode(kKind, nullptr),
+        params(std::move(p)),
+        body(std::move(b)),
+        ret_struct_info(std::move(r)),
         attrs(std::move(a)) {}
 };
 using Function = std::shared_ptr<const FunctionNode>;

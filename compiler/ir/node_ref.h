@@ -17,7 +17,7 @@ class NodeRef {
  public:
   NodeRef() = default;
   // Lets a null handle be written as nullptr (e.g. "no struct info yet").
-  NodeRef(std::nullptr_t) {}  // NOLINT
+  NodeRef(std::nullptr_t) {}                                             // NOLINT
   NodeRef(std::shared_ptr<const Base> node) : node_(std::move(node)) {}  // NOLINT
   template <typename Derived>
   NodeRef(std::shared_ptr<const Derived> node) : node_(std::move(node)) {}  // NOLINT
@@ -45,8 +45,8 @@ class NodeRef {
 };
 
 // Declares the kind test of a node struct that has exactly one kind.
-#define STRATA_NODE_KIND(KindEnum, Value)                     \
-  static constexpr KindEnum kKind = KindEnum::Value;          \
+#define STRATA_NODE_KIND(KindEnum, Value)            \
+  static constexpr KindEnum kKind = KindEnum::Value; \
   static bool IsKind(KindEnum k) { return k == KindEnum::Value; }
 
 }  // namespace strata::ir

@@ -8,10 +8,10 @@
 #include "compiler/ir/parser.h"
 
 #include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -1601,7 +1601,8 @@ StatusOr<graph::Expr> Parser::ParseConstFile(std::shared_ptr<graph::HostTensor> 
   if (Peek().kind != TokenKind::kInt) return Expected("the byte offset of the constant in the file");
   const Token offset_token = Next();
   uint64_t offset = 0;
-  auto [end, ec] = std::from_chars(offset_token.text.data(), offset_token.text.data() + offset_token.text.size(), offset);
+  auto [end, ec] =
+      std::from_chars(offset_token.text.data(), offset_token.text.data() + offset_token.text.size(), offset);
   if (ec != std::errc() || end != offset_token.text.data() + offset_token.text.size()) {
     return ErrorAt(offset_token, "malformed byte offset '" + offset_token.text + "'");
   }

@@ -5,11 +5,11 @@
 // errors before it builds anything).
 #include "compiler/ir/prim_expr.h"
 
-#include "compiler/ir/arith/expr_order.h"
-
 #include <cassert>
 #include <memory>
 #include <utility>
+
+#include "compiler/ir/arith/expr_order.h"
 
 namespace strata::tir {
 
@@ -51,8 +51,7 @@ PrimExpr FloatImmNode::make(DataType dtype, double value) {
 }
 
 // Records the creation index now, so same-named variables order by creation.
-Var::Var(std::string name, DataType dtype)
-    : PrimExpr(std::make_shared<const VarNode>(std::move(name), dtype)) {
+Var::Var(std::string name, DataType dtype) : PrimExpr(std::make_shared<const VarNode>(std::move(name), dtype)) {
   arith::CreationIndex(node_ptr());
 }
 
@@ -80,16 +79,12 @@ PrimExpr BinaryOpNode::make(PrimExprKind kind, PrimExpr a, PrimExpr b) {
     case PrimExprKind::kSub:
     case PrimExprKind::kMul:
     case PrimExprKind::kMin:
-    case PrimExprKind::kMax:
-      assert(IsNumeric(t) && "arithmetic needs integer or float operands");
-      break;
+    case PrimExprKind::kMax: assert(IsNumeric(t) && "arithmetic needs integer or float operands"); break;
     case PrimExprKind::kDiv:
       assert(t.is_float() && "true division '/' is for floats; use FloorDiv for integers");
       break;
     case PrimExprKind::kFloorDiv:
-    case PrimExprKind::kFloorMod:
-      assert(t.is_integral() && "floordiv and floormod are for integers");
-      break;
+    case PrimExprKind::kFloorMod: assert(t.is_integral() && "floordiv and floormod are for integers"); break;
     case PrimExprKind::kEQ:
     case PrimExprKind::kNE:
       assert((IsNumeric(t) || t.is_bool()) && "equality needs scalar operands");
@@ -150,8 +145,8 @@ std::string_view IntrinsicName(Intrinsic op) {
 int IntrinsicArity(Intrinsic op) { return op == Intrinsic::kPow ? 2 : 1; }
 
 bool ParseIntrinsic(std::string_view name, Intrinsic* out) {
-  static constexpr Intrinsic kAll[] = {Intrinsic::kExp,  Intrinsic::kLog, Intrinsic::kSqrt,
-                                       Intrinsic::kTanh, Intrinsic::kErf, Intrinsic::kPow,
+  static constexpr Intrinsic kAll[] = {Intrinsic::kExp,  Intrinsic::kLog,   Intrinsic::kSqrt,
+                                       Intrinsic::kTanh, Intrinsic::kErf,   Intrinsic::kPow,
                                        Intrinsic::kAbs,  Intrinsic::kFloor, Intrinsic::kCeil};
   for (Intrinsic op : kAll) {
     if (IntrinsicName(op) == name) {

@@ -131,8 +131,7 @@ struct SelectNode : PrimExprNode {
   // Both branches are evaluated (no short circuit); condition is bool.
   static PrimExpr make(PrimExpr condition, PrimExpr true_value, PrimExpr false_value);
   SelectNode(PrimExpr c, PrimExpr t, PrimExpr f)
-      : PrimExprNode(kKind, t->dtype), condition(std::move(c)), true_value(std::move(t)),
-        false_value(std::move(f)) {}
+      : PrimExprNode(kKind, t->dtype), condition(std::move(c)), true_value(std::move(t)), false_value(std::move(f)) {}
 };
 
 struct CastNode : PrimExprNode {

@@ -50,7 +50,8 @@ StructInfo TensorStructInfoNode::make_ndim(int ndim, DataType dtype) {
 }
 
 StructInfo TupleStructInfoNode::make(std::vector<StructInfo> fields) {
-  for ([[maybe_unused]] const StructInfo& field : fields) assert(field.defined() && "null field in a tuple struct info");
+  for ([[maybe_unused]] const StructInfo& field : fields)
+    assert(field.defined() && "null field in a tuple struct info");
   return StructInfo(std::make_shared<const TupleStructInfoNode>(std::move(fields)));
 }
 

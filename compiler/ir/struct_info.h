@@ -49,7 +49,7 @@ struct PrimStructInfoNode : StructInfoNode {
 struct ShapeStructInfoNode : StructInfoNode {
   STRATA_NODE_KIND(StructInfoKind, kShape)
   const std::optional<std::vector<PrimExpr>> values;  // i64 dims when known
-  const int ndim;                                      // -1 when unknown
+  const int ndim;                                     // -1 when unknown
   static StructInfo make(std::vector<PrimExpr> values);
   static StructInfo make_ndim(int ndim);  // ndim may be -1
   ShapeStructInfoNode(std::optional<std::vector<PrimExpr>> v, int ndim)
@@ -60,8 +60,8 @@ struct ShapeStructInfoNode : StructInfoNode {
 struct TensorStructInfoNode : StructInfoNode {
   STRATA_NODE_KIND(StructInfoKind, kTensor)
   const std::optional<std::vector<PrimExpr>> shape;  // i64 dims when known
-  const int ndim;                                     // -1 when unknown
-  const DataType dtype;                               // DataType::Void() when unknown
+  const int ndim;                                    // -1 when unknown
+  const DataType dtype;                              // DataType::Void() when unknown
   static StructInfo make(std::vector<PrimExpr> shape, DataType dtype);
   static StructInfo make_ndim(int ndim, DataType dtype);  // ndim may be -1
   TensorStructInfoNode(std::optional<std::vector<PrimExpr>> s, int ndim, DataType d)

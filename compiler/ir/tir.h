@@ -58,8 +58,12 @@ struct ForNode : StmtNode {
   const Stmt body;
   static Stmt make(Var loop_var, PrimExpr min, PrimExpr extent, ForKind for_kind, Stmt body);
   ForNode(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body)
-      : StmtNode(kKind), loop_var(std::move(v)), min(std::move(min)), extent(std::move(extent)),
-        for_kind(k), body(std::move(body)) {}
+      : StmtNode(kKind),
+        loop_var(std::move(v)),
+        min(std::move(min)),
+        extent(std::move(extent)),
+        for_kind(k),
+        body(std::move(body)) {}
 };
 
 // buffer[indices] = value

@@ -24,9 +24,7 @@ void PrimExprVisitor::VisitExpr(const PrimExpr& expr) {
     case PrimExprKind::kCast: return VisitCast(expr.as<CastNode>());
     case PrimExprKind::kCall: return VisitCall(expr.as<CallNode>());
     case PrimExprKind::kBufferLoad: return VisitBufferLoad(expr.as<BufferLoadNode>());
-    default:
-      assert(IsBinaryOp(expr->kind) && "unknown PrimExpr kind");
-      return VisitBinaryOp(expr.as<BinaryOpNode>());
+    default: assert(IsBinaryOp(expr->kind) && "unknown PrimExpr kind"); return VisitBinaryOp(expr.as<BinaryOpNode>());
   }
 }
 

@@ -8,11 +8,11 @@
 // struct info allows.
 #include <cmath>
 
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
@@ -66,9 +66,9 @@ LegalizeFn BroadcastKernel(std::vector<size_t> inputs, ScalarFn fn) {
   return [inputs, fn](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
     std::vector<tir::Buffer> buffers;
     for (size_t k = 0; k < inputs.size(); ++k) {
-      STRATA_ASSIGN_OR_RETURN(tir::Buffer buffer,
-                              b.Input(call.arg(inputs[k]), std::string(1, static_cast<char>('A' + k)),
-                                      call.arg_name(inputs[k])));
+      STRATA_ASSIGN_OR_RETURN(
+          tir::Buffer buffer,
+          b.Input(call.arg(inputs[k]), std::string(1, static_cast<char>('A' + k)), call.arg_name(inputs[k])));
       buffers.push_back(buffer);
     }
     STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
@@ -102,7 +102,11 @@ OpDef Comparison(const std::string& name, PrimExprKind kind) {
 }
 
 OpDef Unary(const std::string& name, bool float_only, std::function<PrimExpr(PrimExpr x, DataType t)> fn) {
-  return OpDef{name, {"x"}, 0, {}, UnaryInfer(float_only),
+  return OpDef{name,
+               {"x"},
+               0,
+               {},
+               UnaryInfer(float_only),
                BroadcastKernel({0}, [fn](const std::vector<PrimExpr>& v, DataType t) { return fn(v[0], t); })};
 }
 
@@ -176,50 +180,67 @@ std::vector<OpDef> ElementwiseOps() {
       Unary("silu", true, [](PrimExpr x, DataType t) { return x * Sigmoid(x, t); }),
   };
   // power: floats only (an integer power is rarely what a model means).
-  ops.push_back(OpDef{"power", {"x", "y"}, 0, {},
+  ops.push_back(OpDef{"power",
+                      {"x", "y"},
+                      0,
+                      {},
                       [](const OpCall& call) -> StatusOr<StructInfo> {
                         DataType dtype;
                         STRATA_ASSIGN_OR_RETURN(StructInfo out, InferBroadcast(call, 0, 1, &dtype));
                         if (!dtype.is_void() && !dtype.is_float()) {
-                          return ErrorStatus() << call.name() << ": " << ArgText(call, 0)
-                                               << " must be a float tensor";
+                          return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must be a float tensor";
                         }
                         return out;
                       },
-                      BroadcastKernel({0, 1}, [](V v, DataType) { return Call(tir::Intrinsic::kPow, {v[0], v[1]}); })});
+                      BroadcastKernel({0, 1}, [](V v, DataType) {
+                        return Call(tir::Intrinsic::kPow, {v[0], v[1]});
+                      })});
   // gelu: approximate = "none" (the erf form) or "tanh".
-  ops.push_back(OpDef{
-      "gelu", {"x"}, 0, {AttrDef{"approximate", AttrKind::kString, ir::AttrValue(std::string("none"))}},
-      [](const OpCall& call) -> StatusOr<StructInfo> {
-        const std::string& form = call.StringAttr("approximate");
-        if (form != "none" && form != "tanh") {
-          return ErrorStatus() << call.name() << ": attribute 'approximate' must be \"none\" or \"tanh\", got \""
-                               << form << "\"";
-        }
-        return UnaryInfer(true)(call);
-      },
-      [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
-        const bool tanh_form = call.StringAttr("approximate") == "tanh";
-        return BroadcastKernel({0}, [tanh_form](V v, DataType t) {
-          PrimExpr x = v[0];
-          PrimExpr inner = tanh_form ? Call(tir::Intrinsic::kTanh, {Const(t, std::sqrt(2.0 / M_PI)) *
-                                                                    (x + Const(t, 0.044715) * x * x * x)})
-                                     : Erf(x * Const(t, M_SQRT1_2));
-          return Const(t, 0.5) * x * (Const(t, 1) + inner);
-        })(call, b);
-      }});
-  ops.push_back(OpDef{"cast", {"x"}, 0, {AttrDef{"dtype", AttrKind::kDataType, std::nullopt}}, InferCast,
+  ops.push_back(OpDef{"gelu",
+                      {"x"},
+                      0,
+                      {AttrDef{"approximate", AttrKind::kString, ir::AttrValue(std::string("none"))}},
+                      [](const OpCall& call) -> StatusOr<StructInfo> {
+                        const std::string& form = call.StringAttr("approximate");
+                        if (form != "none" && form != "tanh") {
+                          return ErrorStatus()
+                                 << call.name() << ": attribute 'approximate' must be \"none\" or \"tanh\", got \""
+                                 << form << "\"";
+                        }
+                        return UnaryInfer(true)(call);
+                      },
+                      [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+                        const bool tanh_form = call.StringAttr("approximate") == "tanh";
+                        return BroadcastKernel({0}, [tanh_form](V v, DataType t) {
+                          PrimExpr x = v[0];
+                          PrimExpr inner =
+                              tanh_form ? Call(tir::Intrinsic::kTanh,
+                                               {Const(t, std::sqrt(2.0 / M_PI)) * (x + Const(t, 0.044715) * x * x * x)})
+                                        : Erf(x * Const(t, M_SQRT1_2));
+                          return Const(t, 0.5) * x * (Const(t, 1) + inner);
+                        })(call, b);
+                      }});
+  ops.push_back(OpDef{"cast",
+                      {"x"},
+                      0,
+                      {AttrDef{"dtype", AttrKind::kDataType, std::nullopt}},
+                      InferCast,
                       BroadcastKernel({0}, [](V v, DataType t) { return tir::CastNode::make(t, v[0]); })});
-  ops.push_back(OpDef{"clip", {"x"}, 0,
+  ops.push_back(OpDef{"clip",
+                      {"x"},
+                      0,
                       {AttrDef{"min", AttrKind::kFloat, std::nullopt}, AttrDef{"max", AttrKind::kFloat, std::nullopt}},
-                      InferClip, [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+                      InferClip,
+                      [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
                         const double lo = call.FloatAttr("min"), hi = call.FloatAttr("max");
                         return BroadcastKernel({0}, [lo, hi](V v, DataType t) {
                           return tir::Min(tir::Max(v[0], Const(t, lo)), Const(t, hi));
                         })(call, b);
                       }});
-  ops.push_back(OpDef{"where", {"condition", "x", "y"}, 0, {}, InferWhere,
-                      BroadcastKernel({0, 1, 2}, [](V v, DataType) { return tir::SelectNode::make(v[0], v[1], v[2]); })});
+  ops.push_back(
+      OpDef{"where", {"condition", "x", "y"}, 0, {}, InferWhere, BroadcastKernel({0, 1, 2}, [](V v, DataType) {
+              return tir::SelectNode::make(v[0], v[1], v[2]);
+            })});
   return ops;
 }
 

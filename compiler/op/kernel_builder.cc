@@ -1,9 +1,9 @@
 // Buffers, dimension mapping and the baseline loop schedule; see kernel_builder.h.
 #include "compiler/op/kernel_builder.h"
 
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/ir/tir_visitor.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
@@ -81,8 +81,7 @@ StatusOr<tir::Buffer> KernelBuilder::Input(const graph::Expr& arg, const std::st
 StatusOr<tir::Buffer> KernelBuilder::Output(const graph::StructInfo& sinfo, const std::string& buffer_name) {
   const auto* tensor = sinfo.as<graph::TensorStructInfoNode>();
   if (tensor == nullptr || !tensor->shape || tensor->dtype.is_void()) {
-    return ErrorStatus() << op_name_ << ": cannot generate a kernel whose result "
-                         << analysis::StructInfoText(sinfo)
+    return ErrorStatus() << op_name_ << ": cannot generate a kernel whose result " << analysis::StructInfoText(sinfo)
                          << " has no known shape; give the inputs known shapes with match_cast";
   }
   std::vector<PrimExpr> shape;
@@ -156,8 +155,8 @@ std::vector<PrimExpr> BroadcastIndex(const std::vector<PrimExpr>& dims, const st
   return index;
 }
 
-void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims,
-                     const std::vector<PrimExpr>& out_dims, std::vector<tir::Stmt>* checks) {
+void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
+                     std::vector<tir::Stmt>* checks) {
   using tir::BinaryOpNode;
   using tir::PrimExprKind;
   const size_t offset = out_dims.size() - dims.size();
@@ -167,8 +166,8 @@ void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims,
     if (analysis::ProveDimEqual(dim, out_dim) || arith::AsConstant(dim) == 1) continue;
     PrimExpr ok = BinaryOpNode::make(PrimExprKind::kOr, BinaryOpNode::make(PrimExprKind::kEQ, dim, 1),
                                      BinaryOpNode::make(PrimExprKind::kEQ, dim, out_dim));
-    checks->push_back(tir::AssertStmtNode::make(
-        ok, what + " dimension " + std::to_string(d) + " must be 1 or " + analysis::DimText(out_dim) + " to broadcast"));
+    checks->push_back(tir::AssertStmtNode::make(ok, what + " dimension " + std::to_string(d) + " must be 1 or " +
+                                                        analysis::DimText(out_dim) + " to broadcast"));
   }
 }
 

@@ -84,7 +84,7 @@ std::vector<PrimExpr> BroadcastIndex(const std::vector<PrimExpr>& dims, const st
 // Asserts that every dim of `dims` that broadcasts only at run time is 1 or the
 // output's: "<what> dimension 1 must be 1 or 8 to broadcast" (the kernel adds
 // its own name in front).
-void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims,
-                     const std::vector<PrimExpr>& out_dims, std::vector<tir::Stmt>* checks);
+void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
+                     std::vector<tir::Stmt>* checks);
 
 }  // namespace strata::op

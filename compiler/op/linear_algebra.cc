@@ -18,21 +18,21 @@
 #include <string>
 #include <vector>
 
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
 
+using analysis::DimText;
+using analysis::ProveDimEqual;
 using tir::ForKind;
 using tir::ForNode;
 using tir::PrimExprKind;
 using tir::Stmt;
-using analysis::DimText;
-using analysis::ProveDimEqual;
 
 // ---- inference ---------------------------------------------------------------
 

@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compiler/ir/printer.h"
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
+#include "compiler/ir/printer.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
@@ -255,8 +255,8 @@ StatusOr<StructInfo> InferReshape(const OpCall& call) {
       }
       dims.push_back(x->shape ? std::optional<PrimExpr>((*x->shape)[k]) : std::nullopt);
     } else if (c && *c < 0) {
-      return ErrorStatus() << call.name() << ": dimension " << k << " of target shape " << target_text << " is "
-                           << *c << " (expected a size, 0 to copy the input's or -1 to infer it)";
+      return ErrorStatus() << call.name() << ": dimension " << k << " of target shape " << target_text << " is " << *c
+                           << " (expected a size, 0 to copy the input's or -1 to infer it)";
     } else {
       dims.push_back(t);
     }
@@ -421,8 +421,8 @@ std::vector<graph::Expr> TupleFields(const graph::Expr& tuple) {
   std::vector<graph::Expr> fields;
   const auto* sinfo = tuple->struct_info.as<graph::TupleStructInfoNode>();
   for (size_t k = 0; k < sinfo->fields.size(); ++k) {
-    fields.push_back(graph::Expr(
-        std::make_shared<const graph::TupleGetItemNode>(tuple, static_cast<int>(k), sinfo->fields[k])));
+    fields.push_back(
+        graph::Expr(std::make_shared<const graph::TupleGetItemNode>(tuple, static_cast<int>(k), sinfo->fields[k])));
   }
   return fields;
 }
@@ -449,8 +449,7 @@ StatusOr<StructInfo> InferConcat(const OpCall& call) {
     }
     if (xs[k]->ndim >= 0) {
       if (ndim >= 0 && xs[k]->ndim != ndim) {
-        return ErrorStatus() << call.name() << ": " << text(ndim_from) << " and " << text(k)
-                             << " have different ranks";
+        return ErrorStatus() << call.name() << ": " << text(ndim_from) << " and " << text(k) << " have different ranks";
       }
       ndim = xs[k]->ndim;
       ndim_from = k;
@@ -481,8 +480,8 @@ StatusOr<StructInfo> InferConcat(const OpCall& call) {
     for (size_t k = 0; k < xs.size(); ++k) {
       std::optional<int64_t> a = arith::AsConstant(dim), c = arith::AsConstant((*xs[k]->shape)[d]);
       if (a && c && *a != *c) {
-        return ErrorStatus() << call.name() << ": " << text(pick) << " and " << text(k) << " differ in dimension "
-                             << d << " (" << *a << " vs " << *c << "); only axis " << axis << " may differ";
+        return ErrorStatus() << call.name() << ": " << text(pick) << " and " << text(k) << " differ in dimension " << d
+                             << " (" << *a << " vs " << *c << "); only axis " << axis << " may differ";
       }
     }
     dims.push_back(dim);
@@ -499,16 +498,16 @@ StatusOr<tir::Stmt> ConcatKernel(const OpCall& call, KernelBuilder& b) {
     ins.push_back(in);
   }
   STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
-  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"),
-                                                      static_cast<int64_t>(out->shape.size())));
+  STRATA_ASSIGN_OR_RETURN(int64_t axis,
+                          NormalizeAxis(call, "axis", call.IntAttr("axis"), static_cast<int64_t>(out->shape.size())));
   std::vector<tir::Stmt> stmts;
   for (size_t k = 0; k < ins.size(); ++k) {
     for (size_t d = 0; d < out->shape.size(); ++d) {
       if (static_cast<int64_t>(d) == axis || arith::ProveEqual(ins[k]->shape[d], out->shape[d])) continue;
-      stmts.push_back(tir::AssertStmtNode::make(
-          Eq(ins[k]->shape[d], out->shape[d]), "field " + std::to_string(k) + " of inputs dimension " +
-                                                   std::to_string(d) + " must be " + DimText(out->shape[d]) +
-                                                   " to match the other inputs"));
+      stmts.push_back(tir::AssertStmtNode::make(Eq(ins[k]->shape[d], out->shape[d]),
+                                                "field " + std::to_string(k) + " of inputs dimension " +
+                                                    std::to_string(d) + " must be " + DimText(out->shape[d]) +
+                                                    " to match the other inputs"));
     }
   }
   PrimExpr offset = 0;
@@ -597,8 +596,8 @@ StatusOr<tir::Stmt> SplitKernel(const OpCall& call, KernelBuilder& b) {
     STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(tuple->fields[k], "Out" + std::to_string(k)));
     outs.push_back(out);
   }
-  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"),
-                                                      static_cast<int64_t>(in->shape.size())));
+  STRATA_ASSIGN_OR_RETURN(int64_t axis,
+                          NormalizeAxis(call, "axis", call.IntAttr("axis"), static_cast<int64_t>(in->shape.size())));
   // Each part starts where the previous one ends. The parts cover the input
   // exactly unless equal sections do not divide it (at indices, an extent short
   // of the last index makes the last part's extent negative, which its
@@ -608,10 +607,10 @@ StatusOr<tir::Stmt> SplitKernel(const OpCall& call, KernelBuilder& b) {
   for (const tir::Buffer& out : outs) starts.push_back(arith::Simplify(starts.back() + out->shape[axis]));
   const PrimExpr dim = in->shape[axis];
   if (!arith::ProveEqual(starts.back(), dim)) {
-    stmts.push_back(tir::AssertStmtNode::make(
-        Eq(starts.back(), dim), "argument 'x' dimension " + std::to_string(axis) + " (" + DimText(dim) +
-                                    ") must be a multiple of " + std::to_string(outs.size()) +
-                                    " to split it into equal sections"));
+    stmts.push_back(tir::AssertStmtNode::make(Eq(starts.back(), dim),
+                                              "argument 'x' dimension " + std::to_string(axis) + " (" + DimText(dim) +
+                                                  ") must be a multiple of " + std::to_string(outs.size()) +
+                                                  " to split it into equal sections"));
   }
   for (size_t k = 0; k < outs.size(); ++k) {
     stmts.push_back(CopyNest(b, outs[k]->shape, [&](const std::vector<PrimExpr>& index) {
@@ -670,9 +669,9 @@ StatusOr<SliceSpec> SliceAttrs(const OpCall& call, int64_t ndim) {
     for (size_t k = 0; k < n; ++k) axes.push_back(static_cast<int64_t>(k));
   }
   if (spec.end.size() != n || spec.strides.size() != n || axes.size() != n) {
-    return ErrorStatus() << call.name() << ": begin " << ir::PrintInts(spec.begin) << ", end " << ir::PrintInts(spec.end)
-                         << ", strides " << ir::PrintInts(spec.strides) << " and axes " << ir::PrintInts(axes)
-                         << " must have the same length";
+    return ErrorStatus() << call.name() << ": begin " << ir::PrintInts(spec.begin) << ", end "
+                         << ir::PrintInts(spec.end) << ", strides " << ir::PrintInts(spec.strides) << " and axes "
+                         << ir::PrintInts(axes) << " must have the same length";
   }
   for (int64_t s : spec.strides) {
     if (s == 0) return ErrorStatus() << call.name() << ": strides " << ir::PrintInts(spec.strides) << " contain 0";
@@ -740,8 +739,8 @@ StatusOr<tir::Stmt> TakeKernel(const OpCall& call, KernelBuilder& b) {
   const bool flat = !call.HasAttr("axis");
   int64_t axis = 0;
   if (!flat) {
-    STRATA_ASSIGN_OR_RETURN(axis, NormalizeAxis(call, "axis", call.IntAttr("axis"),
-                                                static_cast<int64_t>(in->shape.size())));
+    STRATA_ASSIGN_OR_RETURN(axis,
+                            NormalizeAxis(call, "axis", call.IntAttr("axis"), static_cast<int64_t>(in->shape.size())));
   }
   const PrimExpr extent = flat ? Product(in->shape) : in->shape[axis];
   auto index_value = [&](const std::vector<PrimExpr>& at) {
@@ -828,7 +827,7 @@ StatusOr<std::vector<bool>> SqueezedAxes(const OpCall& call, const std::vector<P
     return squeezed;
   }
   STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes, DistinctAxes(call, "axis", IntOrInts(call, "axis").first,
-                                                                   static_cast<int64_t>(shape.size())));
+                                                                  static_cast<int64_t>(shape.size())));
   for (int64_t a : axes) {
     std::optional<int64_t> c = arith::AsConstant(shape[a]);
     if (c && *c != 1) {
@@ -865,9 +864,9 @@ StatusOr<tir::Stmt> SqueezeKernel(const OpCall& call, KernelBuilder& b) {
   std::vector<tir::Stmt> checks;
   for (size_t d = 0; d < squeezed.size(); ++d) {
     if (squeezed[d] && !arith::AsConstant(in->shape[d])) {
-      checks.push_back(tir::AssertStmtNode::make(Eq(in->shape[d], 1), "argument 'x' dimension " + std::to_string(d) +
-                                                                         " (" + DimText(in->shape[d]) +
-                                                                         ") must be 1 to be squeezed"));
+      checks.push_back(tir::AssertStmtNode::make(
+          Eq(in->shape[d], 1),
+          "argument 'x' dimension " + std::to_string(d) + " (" + DimText(in->shape[d]) + ") must be 1 to be squeezed"));
     }
   }
   tir::Stmt copy = CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
@@ -886,8 +885,8 @@ StatusOr<StructInfo> InferBroadcastTo(const OpCall& call) {
   int ndim = 0;
   STRATA_ASSIGN_OR_RETURN(std::optional<std::vector<PrimExpr>> target, ShapeDims(call, 1, &ndim));
   if (x->ndim > ndim) {
-    return ErrorStatus() << call.name() << ": cannot broadcast " << ArgText(call, 0) << " to a shape of rank "
-                         << ndim << ": the target has fewer dimensions";
+    return ErrorStatus() << call.name() << ": cannot broadcast " << ArgText(call, 0) << " to a shape of rank " << ndim
+                         << ": the target has fewer dimensions";
   }
   if (!target) return TensorStructInfoNode::make_ndim(ndim, x->dtype);
   if (x->shape) {
@@ -933,8 +932,8 @@ StatusOr<PrimExpr> FillValue(const OpCall& call, DataType dtype, double value) {
   }
   if (dtype.is_bool()) return tir::IntImm(dtype, value != 0);
   // u64 values above INT64_MAX keep their bits.
-  return tir::IntImm(dtype, value >= 0x1p63 ? static_cast<int64_t>(static_cast<uint64_t>(value))
-                                            : static_cast<int64_t>(value));
+  return tir::IntImm(
+      dtype, value >= 0x1p63 ? static_cast<int64_t>(static_cast<uint64_t>(value)) : static_cast<int64_t>(value));
 }
 
 double FillOf(const OpCall& call, double constant) {
@@ -953,7 +952,10 @@ StatusOr<StructInfo> InferFill(const OpCall& call, double constant) {
 OpDef Fill(const std::string& name, double constant) {
   std::vector<AttrDef> attrs = {AttrDef{"dtype", AttrKind::kDataType, ir::AttrValue(DataType::F32())}};
   if (name == "full") attrs.push_back(AttrDef{"fill_value", AttrKind::kFloat, std::nullopt});
-  return OpDef{name, {"shape"}, 0, std::move(attrs),
+  return OpDef{name,
+               {"shape"},
+               0,
+               std::move(attrs),
                [constant](const OpCall& call) { return InferFill(call, constant); },
                [constant](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
                  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
@@ -1003,12 +1005,13 @@ std::vector<OpDef> ManipulationOps() {
       OpDef{"arange",
             {"shape"},
             0,
-            {AttrDef{"start", AttrKind::kFloat, ir::AttrValue(0.0)}, AttrDef{"step", AttrKind::kFloat, ir::AttrValue(1.0)},
+            {AttrDef{"start", AttrKind::kFloat, ir::AttrValue(0.0)},
+             AttrDef{"step", AttrKind::kFloat, ir::AttrValue(1.0)},
              AttrDef{"dtype", AttrKind::kDataType, ir::AttrValue(DataType::I64())}},
-            InferArange, ArangeKernel},
+            InferArange,
+            ArangeKernel},
       OpDef{"reshape", {"x", "shape"}, 0, {}, InferReshape, ReshapeKernel},
-      OpDef{"flatten", {"x"}, 0, {int_attr("axis", 1)}, InferFlatten,
-            ReshapeKernel},
+      OpDef{"flatten", {"x"}, 0, {int_attr("axis", 1)}, InferFlatten, ReshapeKernel},
       OpDef{"transpose", {"x"}, 0, {optional_ints("axes")}, InferTranspose, TransposeKernel},
       OpDef{"concat", {"inputs"}, 0, {int_attr("axis", 0)}, InferConcat, ConcatKernel},
       OpDef{"split", {"x"}, 0, {required_ints("indices_or_sections"), int_attr("axis", 0)}, InferSplit, SplitKernel},
@@ -1018,8 +1021,12 @@ std::vector<OpDef> ManipulationOps() {
             {required_ints("begin"), required_ints("end"), optional_ints("strides"), optional_ints("axes")},
             InferStridedSlice,
             StridedSliceKernel},
-      OpDef{"take", {"x", "indices"}, 0, {AttrDef{"axis", AttrKind::kInt, std::nullopt, /*optional=*/true}},
-            InferTake, TakeKernel},
+      OpDef{"take",
+            {"x", "indices"},
+            0,
+            {AttrDef{"axis", AttrKind::kInt, std::nullopt, /*optional=*/true}},
+            InferTake,
+            TakeKernel},
       OpDef{"expand_dims", {"x"}, 0, {required_ints("axis")}, InferExpandDims, ExpandDimsKernel},
       OpDef{"squeeze", {"x"}, 0, {optional_ints("axis")}, InferSqueeze, SqueezeKernel},
       OpDef{"broadcast_to", {"x", "shape"}, 0, {}, InferBroadcastTo, BroadcastToKernel},

@@ -17,19 +17,19 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ir/printer.h"
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
+#include "compiler/ir/printer.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::op {
 namespace {
 
+using analysis::DimText;
 using tir::ForKind;
 using tir::PrimExprKind;
-using analysis::DimText;
 using Index = std::vector<PrimExpr>;
 
 // ---- attributes ----------------------------------------------------------------
@@ -67,7 +67,8 @@ StatusOr<Window> ReadWindow(const OpCall& call, const std::string& strides_attr)
                          << ir::PrintInts(pad);
   }
   for (int64_t p : pad) {
-    if (p < 0) return ErrorStatus() << call.name() << ": attribute 'padding' must be non-negative, got " << ir::PrintInts(pad);
+    if (p < 0)
+      return ErrorStatus() << call.name() << ": attribute 'padding' must be non-negative, got " << ir::PrintInts(pad);
   }
   w.padding = pad.size() == 2 ? std::array<int64_t, 4>{pad[0], pad[1], pad[0], pad[1]}
                               : std::array<int64_t, 4>{pad[0], pad[1], pad[2], pad[3]};
@@ -100,17 +101,17 @@ Status CheckRank4(const OpCall& call, size_t i, const TensorStructInfoNode* t, c
 
 // The output spatial dims of a window operator; an error when a constant one is empty.
 StatusOr<std::array<PrimExpr, 2>> WindowOutput(const OpCall& call, const std::vector<PrimExpr>& x_shape,
-                                               const Window& w, const std::array<PrimExpr, 2>& kernel,
-                                               bool ceil_mode, const std::string& window_text) {
+                                               const Window& w, const std::array<PrimExpr, 2>& kernel, bool ceil_mode,
+                                               const std::string& window_text) {
   std::array<PrimExpr, 2> out;
   for (int d = 0; d < 2; ++d) {
     out[d] = WindowOutputDim(x_shape[2 + d], w, d, kernel[d], ceil_mode);
     std::optional<int64_t> value = arith::AsConstant(out[d]);
     if (value && *value < 1) {
       return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " is too small for " << window_text
-                           << " with padding " << ir::PrintInts({w.padding.begin(), w.padding.end()}) << " and dilation "
-                           << ir::PrintInts({w.dilation.begin(), w.dilation.end()}) << ": the output "
-                           << (d == 0 ? "height" : "width") << " would be " << *value;
+                           << " with padding " << ir::PrintInts({w.padding.begin(), w.padding.end()})
+                           << " and dilation " << ir::PrintInts({w.dilation.begin(), w.dilation.end()})
+                           << ": the output " << (d == 0 ? "height" : "width") << " would be " << *value;
     }
   }
   return out;
@@ -131,8 +132,8 @@ StatusOr<StructInfo> InferConv2d(const OpCall& call) {
   const std::vector<PrimExpr>& ws = *w->shape;
   std::optional<int64_t> channel_diff = arith::AsConstant(xs[1] - ws[1] * groups);
   if (channel_diff && *channel_diff != 0) {
-    return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " has " << DimText(xs[1])
-                         << " channels, but " << ArgText(call, 1) << " with groups=" << groups << " expects "
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " has " << DimText(xs[1]) << " channels, but "
+                         << ArgText(call, 1) << " with groups=" << groups << " expects "
                          << DimText(SimplifyDim(ws[1] * groups));
   }
   std::optional<int64_t> out_channels = arith::AsConstant(ws[0]);
@@ -140,8 +141,8 @@ StatusOr<StructInfo> InferConv2d(const OpCall& call) {
     return ErrorStatus() << call.name() << ": the " << *out_channels << " output channels of " << ArgText(call, 1)
                          << " are not divisible by groups=" << groups;
   }
-  STRATA_ASSIGN_OR_RETURN(auto spatial, WindowOutput(call, xs, window, {ws[2], ws[3]}, false,
-                                                     "the kernel of " + ArgText(call, 1)));
+  STRATA_ASSIGN_OR_RETURN(auto spatial,
+                          WindowOutput(call, xs, window, {ws[2], ws[3]}, false, "the kernel of " + ArgText(call, 1)));
   return TensorStructInfoNode::make({xs[0], ws[0], spatial[0], spatial[1]}, dtype);
 }
 
@@ -230,7 +231,8 @@ StatusOr<StructInfo> InferNorm(const OpCall& call, bool layer) {
   const std::vector<PrimExpr>& xs = *x->shape;
   const std::vector<PrimExpr> expected =
       layer ? std::vector<PrimExpr>(xs.begin() + axis, xs.end()) : std::vector<PrimExpr>{xs[axis]};
-  const std::string what = layer ? "x.shape[" + std::to_string(axis) + ":]" : "(x.shape[" + std::to_string(axis) + "],)";
+  const std::string what =
+      layer ? "x.shape[" + std::to_string(axis) + ":]" : "(x.shape[" + std::to_string(axis) + "],)";
   for (size_t i = 1; i < call.num_args(); ++i) STRATA_RETURN_IF_ERROR(CheckParamShape(call, i, expected, what));
   return TensorStructInfoNode::make(xs, dtype);
 }
@@ -365,8 +367,7 @@ tir::Stmt Pointwise(KernelBuilder& b, const std::vector<PrimExpr>& shape,
   if (shape.size() <= 1) return b.Elementwise(shape, body);
   const std::vector<PrimExpr> rows(shape.begin(), shape.end() - 1);
   return ParallelOver("i", rows, [&](const Index& row) {
-    return Loop("j", 0, shape.back(), ForKind::kVectorized,
-                [&](const PrimExpr& j) { return body(Concat(row, {j})); });
+    return Loop("j", 0, shape.back(), ForKind::kVectorized, [&](const PrimExpr& j) { return body(Concat(row, {j})); });
   });
 }
 
@@ -388,8 +389,7 @@ struct Reduction {
 
 // Binds `result` to the reduction over `extents` for `then`. Element k of a row
 // goes to partial result k % kLanes.
-tir::Stmt LaneReduce(const Reduction& r, const std::vector<PrimExpr>& extents, const tir::Var& result,
-                     tir::Stmt then) {
+tir::Stmt LaneReduce(const Reduction& r, const std::vector<PrimExpr>& extents, const tir::Var& result, tir::Stmt then) {
   tir::Buffer acc = KernelBuilder::Local(r.name, r.dtype, {kLanes});
   auto update = [&](const PrimExpr& lane, const Index& index) {
     PrimExpr value = r.value(index);
@@ -412,15 +412,14 @@ tir::Stmt LaneReduce(const Reduction& r, const std::vector<PrimExpr>& extents, c
     if (arith::AsConstant(tail) != 0) {
       // The tail's elements go to distinct lanes, so its loop vectorizes too (a
       // softmax over 16 attention scores is all tail).
-      parts.push_back(Loop(r.name + "_t", 0, tail, ForKind::kVectorized, [&](const PrimExpr& t) {
-        return update(t, Concat(index, {full * kLanes + t}));
-      }));
+      parts.push_back(Loop(r.name + "_t", 0, tail, ForKind::kVectorized,
+                           [&](const PrimExpr& t) { return update(t, Concat(index, {full * kLanes + t})); }));
     }
     return Seq(std::move(parts));
   });
-  std::vector<tir::Stmt> stmts = {Loop(r.name + "_l0", 0, kLanes, ForKind::kVectorized,
-                                       [&](const PrimExpr& l) { return Store(acc, {l}, r.init); }),
-                                  rows};
+  std::vector<tir::Stmt> stmts = {
+      Loop(r.name + "_l0", 0, kLanes, ForKind::kVectorized, [&](const PrimExpr& l) { return Store(acc, {l}, r.init); }),
+      rows};
   // Pairwise across the partial results: halve the live ones until one is left.
   for (int64_t half = kLanes / 2; half >= 2; half /= 2) {
     stmts.push_back(Loop(r.name + "_h" + std::to_string(half), 0, half, ForKind::kVectorized, [&](const PrimExpr& l) {
@@ -517,8 +516,7 @@ StatusOr<tir::Stmt> LegalizeConv2d(const OpCall& call, KernelBuilder& b) {
   for (int64_t pw = 0; pw < sw; ++pw) {
     const std::string suffix = sw == 1 ? "" : "_" + std::to_string(pw);
     first[pw] = S(tir::Min(PrimExpr((pl - pw + sw - 1) / sw), plane_w));
-    const PrimExpr end_value =
-        S(tir::Max(tir::Min(tir::FloorDiv(width + (pl - pw + sw - 1), sw), plane_w), first[pw]));
+    const PrimExpr end_value = S(tir::Max(tir::Min(tir::FloorDiv(width + (pl - pw + sw - 1), sw), plane_w), first[pw]));
     column_lets.emplace_back(tir::Var("cols_end" + suffix), end_value);
     end[pw] = column_lets.back().first;
   }
@@ -541,27 +539,24 @@ StatusOr<tir::Stmt> LegalizeConv2d(const OpCall& call, KernelBuilder& b) {
         std::vector<tir::Stmt> inside;
         for (int64_t pw = 0; pw < sw; ++pw) {
           const std::string suffix = sw == 1 ? "" : std::to_string(pw);
-          if (arith::AsConstant(first[pw]) != 0) inside.push_back(fill(ph_h, pw, base, base + first[pw], "ql" + suffix));
-          inside.push_back(Loop("q" + suffix, first[pw], end[pw] - first[pw], ForKind::kVectorized,
-                                [&](const PrimExpr& q) {
-                                  return Store(xp, at(ph_h, pw, base + q),
-                                               Load(x, Concat(nc, {row, q * sw + (pw - pl)})));
-                                }));
+          if (arith::AsConstant(first[pw]) != 0)
+            inside.push_back(fill(ph_h, pw, base, base + first[pw], "ql" + suffix));
+          inside.push_back(
+              Loop("q" + suffix, first[pw], end[pw] - first[pw], ForKind::kVectorized, [&](const PrimExpr& q) {
+                return Store(xp, at(ph_h, pw, base + q), Load(x, Concat(nc, {row, q * sw + (pw - pl)})));
+              }));
           inside.push_back(fill(ph_h, pw, base + end[pw], base + plane_w, "qr" + suffix));
         }
         const bool below_top = arith::CanProve(Ge(row, 0)), above_bottom = arith::CanProve(Lt(row, height));
         if (below_top && above_bottom) return Seq(std::move(inside));
-        tir::Stmt outside = phases("pw", sw, [&](const PrimExpr& ph_w) {
-          return fill(ph_h, ph_w, base, base + plane_w, "qz");
-        });
+        tir::Stmt outside =
+            phases("pw", sw, [&](const PrimExpr& ph_w) { return fill(ph_h, ph_w, base, base + plane_w, "qz"); });
         PrimExpr in_input = below_top ? Lt(row, height) : above_bottom ? Ge(row, 0) : And(Ge(row, 0), Lt(row, height));
         return tir::IfThenElseNode::make(in_input, Seq(std::move(inside)), outside);
       });
     });
     tir::Stmt slack = phases("ph", sh, [&](const PrimExpr& ph_h) {
-      return phases("pw", sw, [&](const PrimExpr& ph_w) {
-        return fill(ph_h, ph_w, plane_used, plane_size, "qs");
-      });
+      return phases("pw", sw, [&](const PrimExpr& ph_w) { return fill(ph_h, ph_w, plane_used, plane_size, "qs"); });
     });
     return Seq({rows, slack});
   });
@@ -577,8 +572,9 @@ StatusOr<tir::Stmt> LegalizeConv2d(const OpCall& call, KernelBuilder& b) {
         const PrimExpr valid = whole_blocks ? PrimExpr(block) : PrimExpr(valid_var);
         const PrimExpr in_block = S((groups == 1 ? t[2] : tir::FloorMod(t[2], blocks_per_group)) * block);
         tir::Stmt init = Loop("o", 0, block, ForKind::kUnrolled, [&](const PrimExpr& o) {
-          return Loop("l", 0, kConvWidth, ForKind::kVectorized,
-                      [&](const PrimExpr& l) { return Store(acc, {o, l}, Float(dt, 0)); });
+          return Loop("l", 0, kConvWidth, ForKind::kVectorized, [&](const PrimExpr& l) {
+            return Store(acc, {o, l}, Float(dt, 0));
+          });
         });
         tir::Stmt reduce = Loop("ic", 0, group_in, ForKind::kSerial, [&](const PrimExpr& ic) {
           return Loop("kh", 0, kh_n, ForKind::kSerial, [&](const PrimExpr& kh) {
@@ -604,21 +600,21 @@ StatusOr<tir::Stmt> LegalizeConv2d(const OpCall& call, KernelBuilder& b) {
         // a partial row.
         tir::Var row0("row0");
         tir::Stmt write = Loop(
-            "r", row0, tir::Min(out_h, tir::FloorDiv(p0 + (kConvWidth - 1), plane_w) + 1) - row0,
-            ForKind::kSerial, [&](const PrimExpr& r) {
+            "r", row0, tir::Min(out_h, tir::FloorDiv(p0 + (kConvWidth - 1), plane_w) + 1) - row0, ForKind::kSerial,
+            [&](const PrimExpr& r) {
               tir::Var lo("lo"), hi("hi");
               tir::Stmt rows = Loop("o", 0, block, ForKind::kUnrolled, [&](const PrimExpr& o) {
                 tir::Stmt lanes = Loop("l", 0, kConvWidth, ForKind::kVectorized, [&](const PrimExpr& l) {
-                  return tir::IfThenElseNode::make(
-                      And(Ge(l, lo), Lt(l, hi)), Store(y, {n, oc0 + o, r, l + p0 - r * plane_w}, Load(acc, {o, l})));
+                  return tir::IfThenElseNode::make(And(Ge(l, lo), Lt(l, hi)),
+                                                   Store(y, {n, oc0 + o, r, l + p0 - r * plane_w}, Load(acc, {o, l})));
                 });
                 return whole_blocks ? lanes : tir::IfThenElseNode::make(Lt(o, valid), lanes);
               });
               return Let(lo, S(tir::Max(r * plane_w - p0, 0)),
                          Let(hi, S(tir::Min(r * plane_w + out_w - p0, PrimExpr(kConvWidth))), rows));
             });
-        tir::Stmt body = tir::AllocateNode::make(
-            acc, Seq({init, reduce, Let(row0, S(tir::FloorDiv(p0, plane_w)), write)}));
+        tir::Stmt body =
+            tir::AllocateNode::make(acc, Seq({init, reduce, Let(row0, S(tir::FloorDiv(p0, plane_w)), write)}));
         body = Let(p0, S(t[1] * kConvWidth), body);
         if (!whole_blocks) body = Let(valid_var, S(tir::Min(PrimExpr(block), group_out - in_block)), body);
         body = Let(oc0, S(g * group_out + in_block), body);
@@ -653,9 +649,7 @@ StatusOr<tir::Stmt> LegalizePool(const OpCall& call, KernelBuilder& b, PoolKind 
   const Combine combine = kind == PoolKind::kMax ? Combine(Maximum) : Combine(Add);
   auto clamp = [](const PrimExpr& v, const PrimExpr& extent) { return tir::Max(tir::Min(v, extent - 1), 0); };
   // 0 <= v < extent, without the parts that always hold.
-  auto inside = [](const PrimExpr& v, const PrimExpr& extent) {
-    return AllOf({Ge(v, 0), Lt(v, extent)});
-  };
+  auto inside = [](const PrimExpr& v, const PrimExpr& extent) { return AllOf({Ge(v, 0), Lt(v, extent)}); };
   auto count = [](const std::vector<PrimExpr>& conditions) {
     PrimExpr total = 0;
     for (const PrimExpr& c : conditions) total = total + (IsTrue(c) ? PrimExpr(1) : tir::SelectNode::make(c, 1, 0));
@@ -683,8 +677,8 @@ StatusOr<tir::Stmt> LegalizePool(const OpCall& call, KernelBuilder& b, PoolKind 
       rows_ok.push_back(bind("row" + std::to_string(kh) + "_ok", DataType::Bool(), ok));
       rows_counted.push_back(include_pad ? AllOf({Lt(r, height + pb)}) : rows_ok.back());
     }
-    const PrimExpr rows_in_window = kind == PoolKind::kAvg ? bind("rows_in_window", DataType::I64(), count(rows_counted))
-                                                           : PrimExpr(0);
+    const PrimExpr rows_in_window =
+        kind == PoolKind::kAvg ? bind("rows_in_window", DataType::I64(), count(rows_counted)) : PrimExpr(0);
 
     // The pooled value at column ow; `interior` columns need no column checks.
     auto pooled = [&](const PrimExpr& ow, bool interior) {
@@ -709,8 +703,10 @@ StatusOr<tir::Stmt> LegalizePool(const OpCall& call, KernelBuilder& b, PoolKind 
     std::vector<tir::Stmt> loops;
     auto columns = [&](const std::string& name, const PrimExpr& from, const PrimExpr& extent, bool interior) {
       if (arith::AsConstant(extent) == 0) return;
-      loops.push_back(Loop(name, from, extent, interior ? ForKind::kVectorized : ForKind::kSerial,
-                           [&](const PrimExpr& ow) { return Store(y, {n, c, oh, ow}, pooled(ow, interior)); }));
+      loops.push_back(
+          Loop(name, from, extent, interior ? ForKind::kVectorized : ForKind::kSerial, [&](const PrimExpr& ow) {
+            return Store(y, {n, c, oh, ow}, pooled(ow, interior));
+          }));
     };
     // Interior columns [lo, hi): every tap column in [0, width).
     const PrimExpr lo = bind("lo", DataType::I64(), S(tir::Min(PrimExpr((pl + sw - 1) / sw), out_w)));
@@ -734,8 +730,7 @@ StatusOr<tir::Stmt> LegalizeGlobalAvgPool(const OpCall& call, KernelBuilder& b) 
   return ParallelOver("p", {x->shape[0], x->shape[1]}, [&](const Index& nc) {
     tir::Var sum("sum", dt);
     Reduction r{"partial", dt, Float(dt, 0), Add, [&](const Index& hw) { return Load(x, Concat(nc, hw)); }, nullptr};
-    return LaneReduce(r, {x->shape[2], x->shape[3]}, sum,
-                      Store(y, Concat(nc, {0, 0}), Div(sum, CastTo(dt, area))));
+    return LaneReduce(r, {x->shape[2], x->shape[3]}, sum, Store(y, Concat(nc, {0, 0}), Div(sum, CastTo(dt, area))));
   });
 }
 
@@ -762,8 +757,8 @@ StatusOr<tir::Stmt> LegalizeSoftmax(const OpCall& call, KernelBuilder& b, bool l
       auto at = [&](const Index& k) { return Concat(row, k); };
       tir::Var mx("row_max", dt), sum("row_sum", dt);
       Reduction max_r{"max_part", dt, neg_inf, Maximum, [&](const Index& k) { return Load(x, at(k)); }, nullptr};
-      Reduction sum_r{"sum_part", dt, Float(dt, 0), Add,
-                      [&](const Index& k) { return Exp(Load(x, at(k)) - mx); }, nullptr};
+      Reduction sum_r{"sum_part", dt, Float(dt, 0), Add, [&](const Index& k) { return Exp(Load(x, at(k)) - mx); },
+                      nullptr};
       tir::Stmt finish;
       if (log) {
         tir::Var lse("log_sum_exp", dt);
@@ -821,8 +816,8 @@ StatusOr<tir::Stmt> LegalizeSoftmax(const OpCall& call, KernelBuilder& b, bool l
       if (log) return Store(y, at(k, j), Load(x, at(k, j)) - (Load(mx, {j}) + Log(Load(sum, {j}))));
       return Store(y, at(k, j), Div(Load(y, at(k, j)), Load(sum, {j})));
     });
-    tir::Stmt body = tir::AllocateNode::make(
-        mx, tir::AllocateNode::make(sum, Seq({init, max_pass, sum_pass, out_pass})));
+    tir::Stmt body =
+        tir::AllocateNode::make(mx, tir::AllocateNode::make(sum, Seq({init, max_pass, sum_pass, out_pass})));
     return Let(j0, S(t.back() * kSoftmaxTile), Let(cols, S(tir::Min(PrimExpr(kSoftmaxTile), inner - j0)), body));
   });
 }
@@ -836,8 +831,7 @@ void CheckParamDims(std::vector<tir::Stmt>* stmts, const OpCall& call, size_t i,
   for (size_t d = 0; d < expected.size(); ++d) {
     CheckAtRunTime(stmts, Eq(p->shape[d], expected[d]),
                    "dimension " + std::to_string(d) + " of " + call.arg_name(i) + " (" + DimText(p->shape[d]) +
-                       ") must equal dimension " + std::to_string(x_dims[d]) + " of x (" + DimText(expected[d]) +
-                       ")");
+                       ") must equal dimension " + std::to_string(x_dims[d]) + " of x (" + DimText(expected[d]) + ")");
   }
 }
 
@@ -865,7 +859,10 @@ StatusOr<tir::Stmt> LegalizeLayerNorm(const OpCall& call, KernelBuilder& b) {
     tir::Var sum("sum", dt), mean("mean", dt), sq("sq_sum", dt), rstd("rstd", dt);
     Reduction sum_r{"sum_part", dt, Float(dt, 0), Add, [&](const Index& k) { return Load(x, Concat(row, k)); },
                     nullptr};
-    Reduction sq_r{"sq_part", dt, Float(dt, 0), Add,
+    Reduction sq_r{"sq_part",
+                   dt,
+                   Float(dt, 0),
+                   Add,
                    [&](const Index& k) {
                      PrimExpr diff = Load(x, Concat(row, k)) - mean;
                      return diff * diff;
@@ -893,9 +890,8 @@ StatusOr<tir::Stmt> LegalizeBatchNorm(const OpCall& call, KernelBuilder& b) {
   }
   STRATA_ASSIGN_OR_RETURN(tir::Buffer y, b.Output(call.call().struct_info, "Y"));
   const DataType dt = y->dtype;
-  STRATA_ASSIGN_OR_RETURN(
-      const int64_t axis,
-      NormalizeAxis(call, "axis", call.IntAttr("axis"), static_cast<int64_t>(x->shape.size())));
+  STRATA_ASSIGN_OR_RETURN(const int64_t axis,
+                          NormalizeAxis(call, "axis", call.IntAttr("axis"), static_cast<int64_t>(x->shape.size())));
   std::vector<tir::Stmt> stmts;
   for (size_t i = 0; i < params.size(); ++i) CheckParamDims(&stmts, call, i + 1, params[i], {x->shape[axis]}, {axis});
   const PrimExpr epsilon = Float(dt, call.FloatAttr("epsilon"));
@@ -939,21 +935,45 @@ std::vector<OpDef> NeuralNetworkOps() {
              AttrDef{"groups", AttrKind::kInt, ir::AttrValue(int64_t{1})}},
             InferConv2d,
             LegalizeConv2d},
-      OpDef{"max_pool2d", {"x"}, 0, PoolAttrDefs(false), InferPool,
+      OpDef{"max_pool2d",
+            {"x"},
+            0,
+            PoolAttrDefs(false),
+            InferPool,
             [](const OpCall& call, KernelBuilder& b) { return LegalizePool(call, b, PoolKind::kMax); }},
-      OpDef{"avg_pool2d", {"x"}, 0, PoolAttrDefs(true), InferPool,
+      OpDef{"avg_pool2d",
+            {"x"},
+            0,
+            PoolAttrDefs(true),
+            InferPool,
             [](const OpCall& call, KernelBuilder& b) { return LegalizePool(call, b, PoolKind::kAvg); }},
       OpDef{"global_avg_pool2d", {"x"}, 0, {}, InferGlobalAvgPool, LegalizeGlobalAvgPool},
-      OpDef{"softmax", {"x"}, 0, {axis(-1)}, InferSoftmax,
+      OpDef{"softmax",
+            {"x"},
+            0,
+            {axis(-1)},
+            InferSoftmax,
             [](const OpCall& call, KernelBuilder& b) { return LegalizeSoftmax(call, b, false); }},
-      OpDef{"log_softmax", {"x"}, 0, {axis(-1)}, InferSoftmax,
+      OpDef{"log_softmax",
+            {"x"},
+            0,
+            {axis(-1)},
+            InferSoftmax,
             [](const OpCall& call, KernelBuilder& b) { return LegalizeSoftmax(call, b, true); }},
-      OpDef{"layer_norm", {"x", "gamma", "beta"}, 0, {axis(-1), epsilon},
-            [](const OpCall& call) { return InferNorm(call, true); }, LegalizeLayerNorm},
-      OpDef{"batch_norm", {"x", "gamma", "beta", "moving_mean", "moving_var"}, 0, {axis(1), epsilon},
-            [](const OpCall& call) { return InferNorm(call, false); }, LegalizeBatchNorm},
-      OpDef{"dropout", {"x"}, 0, {AttrDef{"rate", AttrKind::kFloat, ir::AttrValue(0.5)}}, InferDropout,
-            LegalizeDropout},
+      OpDef{"layer_norm",
+            {"x", "gamma", "beta"},
+            0,
+            {axis(-1), epsilon},
+            [](const OpCall& call) { return InferNorm(call, true); },
+            LegalizeLayerNorm},
+      OpDef{"batch_norm",
+            {"x", "gamma", "beta", "moving_mean", "moving_var"},
+            0,
+            {axis(1), epsilon},
+            [](const OpCall& call) { return InferNorm(call, false); },
+            LegalizeBatchNorm},
+      OpDef{
+          "dropout", {"x"}, 0, {AttrDef{"rate", AttrKind::kFloat, ir::AttrValue(0.5)}}, InferDropout, LegalizeDropout},
   };
 }
 

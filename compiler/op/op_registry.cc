@@ -32,18 +32,13 @@ Registry& GetRegistry() {
 
 bool KindMatches(AttrKind kind, const ir::AttrValue& value) {
   switch (kind) {
-    case AttrKind::kBool:
-      return std::holds_alternative<bool>(value);
-    case AttrKind::kInt:
-      return std::holds_alternative<int64_t>(value);
-    case AttrKind::kFloat:
-      return std::holds_alternative<double>(value) || std::holds_alternative<int64_t>(value);
-    case AttrKind::kString:
-      return std::holds_alternative<std::string>(value);
+    case AttrKind::kBool: return std::holds_alternative<bool>(value);
+    case AttrKind::kInt: return std::holds_alternative<int64_t>(value);
+    case AttrKind::kFloat: return std::holds_alternative<double>(value) || std::holds_alternative<int64_t>(value);
+    case AttrKind::kString: return std::holds_alternative<std::string>(value);
     case AttrKind::kInts:  // a single int is a one-element list (expand_dims(x, axis=1))
       return std::holds_alternative<std::vector<int64_t>>(value) || std::holds_alternative<int64_t>(value);
-    case AttrKind::kDataType:
-      return std::holds_alternative<DataType>(value);
+    case AttrKind::kDataType: return std::holds_alternative<DataType>(value);
   }
   return false;
 }
@@ -69,18 +64,12 @@ std::string_view ValueKindName(const ir::AttrValue& value) {
 
 std::string_view AttrKindName(AttrKind kind) {
   switch (kind) {
-    case AttrKind::kBool:
-      return "a bool";
-    case AttrKind::kInt:
-      return "an int";
-    case AttrKind::kFloat:
-      return "a float";
-    case AttrKind::kString:
-      return "a string";
-    case AttrKind::kInts:
-      return "a list of ints";
-    case AttrKind::kDataType:
-      return "a dtype";
+    case AttrKind::kBool: return "a bool";
+    case AttrKind::kInt: return "an int";
+    case AttrKind::kFloat: return "a float";
+    case AttrKind::kString: return "a string";
+    case AttrKind::kInts: return "a list of ints";
+    case AttrKind::kDataType: return "a dtype";
   }
   return "?";
 }
@@ -109,11 +98,11 @@ bool OpCall::HasAttr(const std::string& name) const { return Find(name) != nullp
 
 // The accessors are only called for attributes the OpDef declares with that
 // kind, and CheckOpCall ran first: a miss is a bug in the operator definition.
-#define STRATA_ATTR_ACCESSOR(Type, Method, Alternative)                                                  \
-  Type OpCall::Method(const std::string& name) const {                                                 \
-    const ir::AttrValue* value = Find(name);                                                           \
+#define STRATA_ATTR_ACCESSOR(Type, Method, Alternative)                                                   \
+  Type OpCall::Method(const std::string& name) const {                                                    \
+    const ir::AttrValue* value = Find(name);                                                              \
     if (value == nullptr || !std::holds_alternative<Alternative>(*value)) AttrAccessBug(def_.name, name); \
-    return std::get<Alternative>(*value);                                                              \
+    return std::get<Alternative>(*value);                                                                 \
   }
 STRATA_ATTR_ACCESSOR(bool, BoolAttr, bool)
 STRATA_ATTR_ACCESSOR(int64_t, IntAttr, int64_t)
@@ -130,7 +119,8 @@ std::vector<int64_t> OpCall::IntsAttr(const std::string& name) const {
 
 double OpCall::FloatAttr(const std::string& name) const {
   const ir::AttrValue* value = Find(name);
-  if (value != nullptr && std::holds_alternative<int64_t>(*value)) return static_cast<double>(std::get<int64_t>(*value));
+  if (value != nullptr && std::holds_alternative<int64_t>(*value))
+    return static_cast<double>(std::get<int64_t>(*value));
   if (value == nullptr || !std::holds_alternative<double>(*value)) AttrAccessBug(def_.name, name);
   return std::get<double>(*value);
 }
@@ -203,8 +193,8 @@ Status CheckOpCall(const OpDef& def, const graph::CallNode& call) {
       return error;
     }
     if (!KindMatches(attr->kind, value)) {
-      return ErrorStatus() << def.name << ": attribute '" << key << "' must be " << AttrKindName(attr->kind)
-                           << ", got " << ValueKindName(value);
+      return ErrorStatus() << def.name << ": attribute '" << key << "' must be " << AttrKindName(attr->kind) << ", got "
+                           << ValueKindName(value);
     }
   }
   for (const AttrDef& a : def.attrs) {

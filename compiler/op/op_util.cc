@@ -1,8 +1,8 @@
 // Shared operator helpers; see op_util.h.
 #include "compiler/op/op_util.h"
 
-#include "compiler/ir/arith/simplify.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/ir/arith/simplify.h"
 
 namespace strata::op {
 
@@ -105,8 +105,7 @@ StatusOr<DataType> SameDtype(const OpCall& call, size_t lhs, size_t rhs, DataTyp
   if (a.is_void()) return b;
   if (b.is_void() || a == b) return a;
   return ErrorStatus() << call.name() << ": " << ArgText(call, lhs) << " and " << ArgText(call, rhs)
-                       << " have different dtypes (" << a.ToString() << " vs " << b.ToString()
-                       << "); cast one of them";
+                       << " have different dtypes (" << a.ToString() << " vs " << b.ToString() << "); cast one of them";
 }
 
 StatusOr<int64_t> NormalizeAxis(const OpCall& call, const std::string& attr, int64_t axis, int64_t ndim) {

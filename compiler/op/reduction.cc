@@ -109,8 +109,7 @@ struct Accumulation {
   PrimExpr Combine(const PrimExpr& a, const PrimExpr& x) const {
     switch (reducer) {
       case Reducer::kSum:
-      case Reducer::kMean:
-        return a + x;
+      case Reducer::kMean: return a + x;
       case Reducer::kMax:
         if (!acc.is_float()) return tir::Max(a, x);
         return tir::SelectNode::make(Bin(PrimExprKind::kOr, Bin(PrimExprKind::kLT, a, x), Bin(PrimExprKind::kNE, x, x)),
@@ -141,8 +140,7 @@ tir::Stmt Loop(const tir::Var& var, PrimExpr extent, ForKind kind, tir::Stmt bod
 
 // Wraps `body` in serial loops over `vars` (outermost first); the outermost is
 // parallel when `parallel`.
-tir::Stmt Nest(const std::vector<tir::Var>& vars, const std::vector<PrimExpr>& extents, tir::Stmt body,
-               bool parallel) {
+tir::Stmt Nest(const std::vector<tir::Var>& vars, const std::vector<PrimExpr>& extents, tir::Stmt body, bool parallel) {
   for (size_t k = vars.size(); k-- > 0;) {
     body = Loop(vars[k], extents[k], parallel && k == 0 ? ForKind::kParallel : ForKind::kSerial, std::move(body));
   }
@@ -216,8 +214,8 @@ StatusOr<tir::Stmt> ReduceKernel(const OpCall& call, KernelBuilder& b, Reducer r
     const PrimExpr full = arith::Simplify(tir::FloorDiv(extent, lanes));
     if (arith::AsConstant(full) != 0) {
       tir::Var strip = b.LoopVar("strip"), lane = b.LoopVar("lane");
-      strips.push_back(Loop(strip, full, ForKind::kSerial,
-                            Loop(lane, lanes, ForKind::kVectorized, update(lane, strip * lanes))));
+      strips.push_back(
+          Loop(strip, full, ForKind::kSerial, Loop(lane, lanes, ForKind::kVectorized, update(lane, strip * lanes))));
     }
     const PrimExpr rest = arith::Simplify(tir::FloorMod(extent, lanes));
     if (arith::AsConstant(rest) != 0) {
@@ -228,20 +226,18 @@ StatusOr<tir::Stmt> ReduceKernel(const OpCall& call, KernelBuilder& b, Reducer r
     reduced_extents.pop_back();
     tir::Var lane = b.LoopVar("lane");
     std::vector<tir::Stmt> body = {
-        Loop(lane, lanes, ForKind::kVectorized,
-             tir::BufferStoreNode::make(lane_acc, {lane}, acc.Identity())),
+        Loop(lane, lanes, ForKind::kVectorized, tir::BufferStoreNode::make(lane_acc, {lane}, acc.Identity())),
         Nest(reduced_vars, reduced_extents, tir::SeqStmtNode::make(std::move(strips)), false)};
     for (int64_t half = lanes / 2; half >= 1; half /= 2) {
       auto fold = [&](const PrimExpr& l) {
         const PrimExpr other = tir::BufferLoadNode::make(lane_acc, {arith::Simplify(l + half)});
-        return tir::BufferStoreNode::make(lane_acc, {l},
-                                          acc.Combine(tir::BufferLoadNode::make(lane_acc, {l}), other));
+        return tir::BufferStoreNode::make(lane_acc, {l}, acc.Combine(tir::BufferLoadNode::make(lane_acc, {l}), other));
       };
       tir::Var l = b.LoopVar("lane");
       body.push_back(half == 1 ? fold(0) : Loop(l, half, ForKind::kUnrolled, fold(l)));
     }
-    body.push_back(tir::BufferStoreNode::make(
-        out, out_index(index), acc.Finalize(tir::BufferLoadNode::make(lane_acc, {0}), count)));
+    body.push_back(tir::BufferStoreNode::make(out, out_index(index),
+                                              acc.Finalize(tir::BufferLoadNode::make(lane_acc, {0}), count)));
     tir::Stmt per_output = tir::AllocateNode::make(lane_acc, tir::SeqStmtNode::make(std::move(body)));
     return Nest(kept_vars, kept_extents, per_output, true);
   }

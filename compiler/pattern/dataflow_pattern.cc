@@ -56,16 +56,10 @@ DFPattern IsCallTIR(std::string func, std::optional<std::vector<DFPattern>> args
 DFPattern IsCallDPSPacked(std::string name, std::optional<std::vector<DFPattern>> args) {
   return Make(Node(PatternKind::kCallDPSPacked, std::move(name), std::move(args)));
 }
-DFPattern IsTuple(std::vector<DFPattern> fields) {
-  return Make(Node(PatternKind::kTuple, {}, std::move(fields)));
-}
+DFPattern IsTuple(std::vector<DFPattern> fields) { return Make(Node(PatternKind::kTuple, {}, std::move(fields))); }
 
-DFPattern operator|(const DFPattern& a, const DFPattern& b) {
-  return Binary(PatternKind::kOr, a, b);
-}
-DFPattern operator&(const DFPattern& a, const DFPattern& b) {
-  return Binary(PatternKind::kAnd, a, b);
-}
+DFPattern operator|(const DFPattern& a, const DFPattern& b) { return Binary(PatternKind::kOr, a, b); }
+DFPattern operator&(const DFPattern& a, const DFPattern& b) { return Binary(PatternKind::kAnd, a, b); }
 DFPattern operator!(const DFPattern& a) { return Unary(PatternKind::kNot, a); }
 
 DFPattern DFPattern::HasDType(DataType dtype) const {
@@ -119,7 +113,8 @@ std::string DFPattern::ToString() const {
       return n.lhs.ToString() + ".shape(" + dims + ")";
     }
     case PatternKind::kRank: return n.lhs.ToString() + ".rank(" + std::to_string(n.rank) + ")";
-    case PatternKind::kAttr: return n.lhs.ToString() + ".attr(" + n.attr_key + " = " + ir::PrintAttrValue(n.attr_value) + ")";
+    case PatternKind::kAttr:
+      return n.lhs.ToString() + ".attr(" + n.attr_key + " = " + ir::PrintAttrValue(n.attr_value) + ")";
     case PatternKind::kPredicate: return n.lhs.ToString() + ".where(" + n.name + ")";
   }
   return "<unknown>";

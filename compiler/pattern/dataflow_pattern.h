@@ -47,10 +47,10 @@ enum class PatternKind : uint8_t {
   kOr,
   kAnd,
   kNot,
-  kDType,    // operand has dtype ...
-  kShape,    // operand has shape ... (provably equal dims)
-  kRank,     // operand has rank ...
-  kAttr,     // operand is a call whose attribute `key` equals `value`
+  kDType,      // operand has dtype ...
+  kShape,      // operand has shape ... (provably equal dims)
+  kRank,       // operand has rank ...
+  kAttr,       // operand is a call whose attribute `key` equals `value`
   kPredicate,  // operand satisfies a user callback
 };
 
@@ -96,12 +96,12 @@ struct PatternNode {
   std::optional<std::vector<DFPattern>> args;
   // kOr / kAnd: both operands; kNot and the constraint kinds: operand in `lhs`.
   DFPattern lhs, rhs;
-  DataType dtype;                     // kDType
-  std::vector<tir::PrimExpr> shape;   // kShape
-  int rank = 0;                       // kRank
-  std::string attr_key;               // kAttr
-  ir::AttrValue attr_value;           // kAttr
-  ExprPredicate predicate;            // kPredicate
+  DataType dtype;                    // kDType
+  std::vector<tir::PrimExpr> shape;  // kShape
+  int rank = 0;                      // kRank
+  std::string attr_key;              // kAttr
+  ir::AttrValue attr_value;          // kAttr
+  ExprPredicate predicate;           // kPredicate
 };
 
 // ---- Leaves

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "compiler/ir/graph_visitor.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/ir/graph_visitor.h"
 
 namespace strata::pattern {
 
@@ -161,8 +161,7 @@ bool BlockMatcher::MatchNode(const DFPattern& pattern, const Expr& expr, State* 
       if (it == call->attrs.end() || it->second != p.attr_value) return false;
       return MatchNode(p.lhs, expr, state) && record();
     }
-    case PatternKind::kPredicate:
-      return MatchNode(p.lhs, expr, state) && p.predicate && p.predicate(expr) && record();
+    case PatternKind::kPredicate: return MatchNode(p.lhs, expr, state) && p.predicate && p.predicate(expr) && record();
   }
   return false;
 }

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "compiler/analysis/graph_util.h"
-#include "compiler/transform/normalize.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/transform/normalize.h"
 
 namespace strata::transform {
 
@@ -64,7 +64,8 @@ class CallTIRMutator : public Normalizer {
       if (call->args.size() == 3) dps_args.push_back(call->args[2]);
       dps = CallNode::make(call->args[0], std::move(dps_args));
     } else {
-      dps = analysis::MakeCallPacked(*analysis::LibraryName(call->args[0]), std::move(dps_args), TupleStructInfoNode::make({}));
+      dps = analysis::MakeCallPacked(*analysis::LibraryName(call->args[0]), std::move(dps_args),
+                                     TupleStructInfoNode::make({}));
     }
     Emit("_", dps);
     if (failed()) return;

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ir/arith/simplify.h"
 #include "compiler/analysis/graph_util.h"
-#include "compiler/transform/normalize.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/ir/arith/simplify.h"
+#include "compiler/transform/normalize.h"
 
 namespace strata::transform {
 
@@ -33,7 +33,8 @@ int64_t ConstProduct(const std::vector<PrimExpr>& dims) {
 
 class CpuBlasDispatcher : public Normalizer {
  public:
-  CpuBlasDispatcher(const ir::IRModule* module, const CpuBlasOptions& options) : Normalizer(module), options_(options) {}
+  CpuBlasDispatcher(const ir::IRModule* module, const CpuBlasOptions& options)
+      : Normalizer(module), options_(options) {}
 
  protected:
   void RewriteBinding(const Binding& binding) override {

@@ -6,12 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/ir/tir_visitor.h"
 #include "compiler/op/op_registry.h"
-#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::transform {
 
@@ -32,7 +32,8 @@ class ShapeUnifier {
  public:
   bool Match(const tir::Buffer& buffer, const StructInfo& sinfo) {
     const auto* t = sinfo ? sinfo.as<TensorStructInfoNode>() : nullptr;
-    if (t == nullptr || !t->shape || t->dtype != buffer->dtype || t->shape->size() != buffer->shape.size()) return false;
+    if (t == nullptr || !t->shape || t->dtype != buffer->dtype || t->shape->size() != buffer->shape.size())
+      return false;
     for (size_t d = 0; d < buffer->shape.size(); ++d) pending_.emplace_back(buffer->shape[d], (*t->shape)[d]);
     return true;
   }
@@ -96,9 +97,9 @@ class TIRDispatcher : public Normalizer {
       if (!AttrsMatch(*def, *call, *candidate.func) || !SignatureMatches(*candidate.func, tensors, call->struct_info)) {
         continue;
       }
-      Expr call_tir = CallNode::make(OpNode::Get(ops::kCallTIR),
-                                     {GlobalVarNode::make(candidate.name), TupleNode::make(tensors)}, {},
-                                     {call->struct_info});
+      Expr call_tir =
+          CallNode::make(OpNode::Get(ops::kCallTIR), {GlobalVarNode::make(candidate.name), TupleNode::make(tensors)},
+                         {}, {call->struct_info});
       return EmitBinding(binding, MutateExpr(call_tir));
     }
     EmitBinding(binding, value);
@@ -136,7 +137,8 @@ class TIRDispatcher : public Normalizer {
     return true;
   }
 
-  static bool SignatureMatches(const tir::PrimFuncNode& func, const std::vector<Expr>& inputs, const StructInfo& result) {
+  static bool SignatureMatches(const tir::PrimFuncNode& func, const std::vector<Expr>& inputs,
+                               const StructInfo& result) {
     std::vector<StructInfo> outputs;
     if (const auto* tuple = result.as<TupleStructInfoNode>()) {
       outputs = tuple->fields;
@@ -172,7 +174,8 @@ Status MergeTensorPrograms(const ir::IRModule& library, ir::IRModule* module) {
     if (const ir::BaseFunc* existing = module->Lookup(name)) {
       const auto* existing_prim = std::get_if<tir::PrimFunc>(existing);
       if (existing_prim == nullptr || !ir::StructuralEqual(*existing_prim, *prim)) {
-        return ErrorStatus() << "tensor program @" << name << " of the library is already a different function of the module";
+        return ErrorStatus() << "tensor program @" << name
+                             << " of the library is already a different function of the module";
       }
       continue;
     }

@@ -139,7 +139,8 @@ StatusOr<ir::IRModule> FoldConstants(ir::IRModule module, const ConstantEvaluato
     FoldCollector collector;
     collector.Collect(*func);
     if (collector.bindings().empty()) continue;
-    StatusOr<std::vector<std::shared_ptr<const HostTensor>>> values = evaluate(FoldModule(collector.bindings()), "fold");
+    StatusOr<std::vector<std::shared_ptr<const HostTensor>>> values =
+        evaluate(FoldModule(collector.bindings()), "fold");
     if (!values.ok()) return Status(values.status()).WithContext("@" + name + ": ");
     if (values->size() != collector.bindings().size()) {
       return ErrorStatus(StatusCode::kInternal) << "@" << name << ": the evaluator returned " << values->size()

@@ -4,9 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/analysis/graph_util.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/op/kernel_builder.h"
-#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
 
 namespace strata::transform {

@@ -19,8 +19,8 @@
 #include <memory>
 #include <utility>
 
-#include "compiler/op/op_registry.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/op/op_registry.h"
 
 namespace strata::graph {
 
@@ -133,7 +133,8 @@ StatusOr<Function> Normalizer::FinishFunction(const Function& func, std::vector<
     }
   }
   if (failed()) return error_;
-  return Function(std::make_shared<const FunctionNode>(std::move(params), std::move(body), std::move(ret), func->attrs));
+  return Function(
+      std::make_shared<const FunctionNode>(std::move(params), std::move(body), std::move(ret), func->attrs));
 }
 
 StatusOr<Function> Normalizer::NormalizeFunction(const std::string& name, const Function& func) {
@@ -191,8 +192,8 @@ void Normalizer::EmitBinding(const Binding& original, const Expr& value) {
   if (original.kind == BindingKind::kMatchCast) {
     StructInfo pattern = analysis::SimplifyStructInfo(original.pattern);
     if (analysis::CheckBaseOf(pattern, sinfo) == analysis::BaseCheck::kFail) {
-      Fail("match_cast of a value with struct info " + analysis::StructInfoText(sinfo) + " to " + analysis::StructInfoText(pattern) +
-           " can never succeed");
+      Fail("match_cast of a value with struct info " + analysis::StructInfoText(sinfo) + " to " +
+           analysis::StructInfoText(pattern) + " can never succeed");
     }
     DefineSymbols(pattern);
     result.pattern = pattern;
@@ -316,8 +317,7 @@ Expr Normalizer::Annotate(const Expr& expr) {
     case ExprKind::kGlobalVar:
     case ExprKind::kExternFunc:
     case ExprKind::kOp:
-    case ExprKind::kFunction:
-      return expr;
+    case ExprKind::kFunction: return expr;
     case ExprKind::kConstant:
     case ExprKind::kShapeExpr:
     case ExprKind::kPrimValue:
@@ -344,8 +344,8 @@ Expr Normalizer::Annotate(const Expr& expr) {
     }
     case ExprKind::kIf: {
       const auto* op = expr.as<IfNode>();
-      return Expr(std::make_shared<const IfNode>(op->condition, op->then_branch, op->else_branch,
-                                                 InferStructInfo(expr)));
+      return Expr(
+          std::make_shared<const IfNode>(op->condition, op->then_branch, op->else_branch, InferStructInfo(expr)));
     }
     case ExprKind::kSeqExpr: {
       const auto* op = expr.as<SeqExprNode>();
@@ -379,8 +379,7 @@ StructInfo Normalizer::InferStructInfo(const Expr& expr) {
       }
       return fields->fields[op->index];
     }
-    case ExprKind::kCall:
-      return InferCall(expr.as<CallNode>());
+    case ExprKind::kCall: return InferCall(expr.as<CallNode>());
     case ExprKind::kIf: {
       // Shapes that use variables bound inside a branch mean nothing after the if.
       const auto* op = expr.as<IfNode>();
@@ -389,10 +388,8 @@ StructInfo Normalizer::InferStructInfo(const Expr& expr) {
       StructInfo else_sinfo = analysis::EraseUndefinedVars(OrObject(op->else_branch->struct_info), defined);
       return analysis::StructInfoLUB(then_sinfo, else_sinfo);
     }
-    case ExprKind::kSeqExpr:
-      return OrObject(expr.as<SeqExprNode>()->body->struct_info);
-    default:
-      return OrObject(expr->struct_info);
+    case ExprKind::kSeqExpr: return OrObject(expr.as<SeqExprNode>()->body->struct_info);
+    default: return OrObject(expr->struct_info);
   }
 }
 
@@ -568,10 +565,9 @@ void Normalizer::ValidateCallTIR(const CallNode* call) {
   }
   size_t total = args.size() + outputs.size() + num_tir_vars;
   if (total != func.params.size()) {
-    Fail(callee + " passes " + std::to_string(args.size()) + " tensor argument(s) + " +
-         std::to_string(outputs.size()) + " output(s) + " + std::to_string(num_tir_vars) +
-         " tir_var(s) = " + std::to_string(total) + " value(s), but @" + gv->name + " takes " +
-         std::to_string(func.params.size()) + " parameter(s)");
+    Fail(callee + " passes " + std::to_string(args.size()) + " tensor argument(s) + " + std::to_string(outputs.size()) +
+         " output(s) + " + std::to_string(num_tir_vars) + " tir_var(s) = " + std::to_string(total) +
+         " value(s), but @" + gv->name + " takes " + std::to_string(func.params.size()) + " parameter(s)");
     return;
   }
   for (size_t i = 0; i < args.size() + outputs.size(); ++i) {
@@ -579,8 +575,7 @@ void Normalizer::ValidateCallTIR(const CallNode* call) {
     bool is_output = i >= args.size();
     std::string what = is_output ? "output " + std::to_string(i - args.size()) : ArgName(args[i], i);
     if (!param.is_buffer()) {
-      Fail(callee + ": " + what + " is a tensor but parameter '" + param.name() + "' of @" + gv->name +
-           " is a scalar");
+      Fail(callee + ": " + what + " is a tensor but parameter '" + param.name() + "' of @" + gv->name + " is a scalar");
       return;
     }
     StructInfo sinfo = is_output ? outputs[i - args.size()] : OrObject(args[i]->struct_info);

@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/analysis/graph_util.h"
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/ir/module.h"
-#include "compiler/analysis/graph_util.h"
 #include "support/status.h"
 
 namespace strata::graph {

@@ -29,12 +29,12 @@ struct Registry {
   std::map<std::string, Pass> passes;
 
   Registry() {
-    for (Pass pass : {Pass{"Normalize", Normalize}, Pass{"WellFormed", analysis::WellFormed},
-                      Pass{"DispatchTIR", DispatchTIR},
-                      Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
-                      Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
-                      Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
-                      Pass{"PlanMemory", PlanMemory}}) {
+    for (Pass pass :
+         {Pass{"Normalize", Normalize}, Pass{"WellFormed", analysis::WellFormed}, Pass{"DispatchTIR", DispatchTIR},
+          Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
+          Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
+          Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
+          Pass{"PlanMemory", PlanMemory}}) {
       passes.emplace(pass.name, pass);
     }
   }

@@ -20,7 +20,6 @@ using namespace graph;  // NOLINT: a graph-level pass
 
 namespace {
 
-
 bool IsTensor(const Expr& e) { return e->struct_info && e->struct_info.as<TensorStructInfoNode>() != nullptr; }
 
 class DevicePlacer : public Normalizer {
@@ -132,12 +131,13 @@ class DevicePlacer : public Normalizer {
     placing_device_call_ = false;
     const auto* call = value.as<CallNode>();
     if (failed() || !call || !analysis::IsOpCall(call, ops::kAllocTensor) || call->args.size() != 2) {
-      Fail("the output of a '" + device + "' kernel call must be an alloc_tensor (run PlaceOnDevices right after "
+      Fail("the output of a '" + device +
+           "' kernel call must be an alloc_tensor (run PlaceOnDevices right after "
            "CallTIRRewrite)");
       return;
     }
-    Expr alloc = analysis::MakeCallPacked(builtin::kAllocDeviceTensor, {call->args[0], call->args[1], StringImmNode::make(device)},
-                                value->struct_info);
+    Expr alloc = analysis::MakeCallPacked(
+        builtin::kAllocDeviceTensor, {call->args[0], call->args[1], StringImmNode::make(device)}, value->struct_info);
     EmitBinding(binding, Annotate(alloc));
     device_of_[NewVar(binding)] = device;
   }
@@ -155,7 +155,8 @@ class DevicePlacer : public Normalizer {
     for (size_t i = 0; i + 1 < tensors.size(); ++i) tensors[i] = OnDevice(tensors[i], device);
     std::vector<Expr> ordered = std::move(tensors);
     ordered.insert(ordered.end(), scalars.begin(), scalars.end());
-    EmitBinding(binding, Annotate(analysis::MakeCallPacked(packed.name, std::move(ordered), TupleStructInfoNode::make({}))));
+    EmitBinding(binding,
+                Annotate(analysis::MakeCallPacked(packed.name, std::move(ordered), TupleStructInfoNode::make({}))));
   }
 
   // `arg` on `device`: itself when it is already there, else its (one) copy.
@@ -172,17 +173,18 @@ class DevicePlacer : public Normalizer {
     auto copied = to_device_.find({key, device});
     if (copied != to_device_.end()) return copied->second;
     std::string hint = arg.as<VarNode>() ? arg.as<VarNode>()->name + "_" + device : "const_" + device;
-    Var on_device = Emit(hint, analysis::MakeCallPacked(builtin::kToDevice, {arg, StringImmNode::make(device)}, arg->struct_info));
+    Var on_device =
+        Emit(hint, analysis::MakeCallPacked(builtin::kToDevice, {arg, StringImmNode::make(device)}, arg->struct_info));
     to_device_.emplace(std::make_pair(key, device), on_device);
     device_of_[on_device.get()] = device;
     return on_device;
   }
 
   std::set<std::string> devices_;
-  std::map<const VarNode*, std::string> device_outputs_;  // original alloc vars -> device
-  std::map<const VarNode*, std::string> device_of_;       // new vars on a device
+  std::map<const VarNode*, std::string> device_outputs_;          // original alloc vars -> device
+  std::map<const VarNode*, std::string> device_of_;               // new vars on a device
   std::map<std::pair<const void*, std::string>, Var> to_device_;  // host value -> its device copy
-  std::map<const VarNode*, Var> to_host_;                          // device var -> its host copy
+  std::map<const VarNode*, Var> to_host_;                         // device var -> its host copy
   bool placing_device_call_ = false;
 };
 

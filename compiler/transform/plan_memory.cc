@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ir/arith/simplify.h"
 #include "compiler/analysis/graph_util.h"
-#include "compiler/transform/normalize.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/ir/arith/simplify.h"
+#include "compiler/transform/normalize.h"
 #include "vm/bytecode/builtin_names.h"
 
 namespace strata::transform {
@@ -125,9 +125,9 @@ bool MayHoldTensor(const StructInfo& sinfo) {
 struct Candidate {
   const VarNode* var;
   size_t block;
-  int64_t def;       // binding index (over all top-level blocks)
-  int64_t last_use;  // last binding index that uses it or an alias
-  PrimExpr bytes;    // simplified size in bytes
+  int64_t def;         // binding index (over all top-level blocks)
+  int64_t last_use;    // last binding index that uses it or an alias
+  PrimExpr bytes;      // simplified size in bytes
   std::string device;  // empty: host memory; else the plugged-in device (PlaceOnDevices)
   bool output = false;
 };
@@ -254,71 +254,71 @@ Plan PlanFunction(const FunctionNode& func) {
   std::set<std::string> devices;  // "" is the host
   for (const Candidate& c : candidates) devices.insert(c.device);
   for (size_t b = 0; b < seq->blocks.size(); ++b) {
-   for (const std::string& device : devices) {
-    // Static and bounded sizes: one arena for the block (per device).
-    std::vector<const Candidate*> packed;
-    std::vector<int64_t> sizes;
-    std::vector<const Candidate*> symbolic;
-    for (const Candidate& c : candidates) {
-      if (c.block != b || c.device != device || c.output) continue;
-      if (std::optional<int64_t> bytes = arith::AsConstant(c.bytes)) {
-        packed.push_back(&c);
-        sizes.push_back(AlignUp(*bytes));
-      } else if (std::optional<Range> range = RangeOf(c.bytes, bounds); range && range->hi >= 0) {
-        packed.push_back(&c);
-        sizes.push_back(AlignUp(range->hi));
-        analysis::CollectVars(c.bytes, &plan.bounded[c.var]);
-      } else {
-        symbolic.push_back(&c);
-      }
-    }
-    if (!packed.empty()) {
-      std::vector<int64_t> offsets;
-      int64_t arena = PackArena(packed, sizes, &offsets);
-      int storage = static_cast<int>(plan.storages.size());
-      plan.storages.push_back(StorageDecl{b, device, true, arena, PrimExpr()});
-      for (size_t i = 0; i < packed.size(); ++i) plan.placements[packed[i]->var] = Placement{storage, offsets[i]};
-    }
-
-    // Symbolic sizes: tokens, in program order, reused when provably equal. A
-    // token whose tensor died stays open for reuse only until the next
-    // allocation that takes new memory: an idle token held across such an
-    // allocation would raise the peak above what the tensors need. Once closed,
-    // its memory goes back to the pool when its last tensor dies.
-    struct Token {
-      int storage;
-      PrimExpr size;
-      int64_t free_after;  // last binding index of the tensor holding it
-      bool open = true;
-    };
-    std::vector<Token> tokens;
-    std::set<const Candidate*> symbolic_set(symbolic.begin(), symbolic.end());
-    std::set<const Candidate*> in_arena(packed.begin(), packed.end());  // allocated up front
-    for (const Candidate& c : candidates) {
-      if (c.block != b || c.device != device) continue;
-      Token* reuse = nullptr;
-      if (symbolic_set.count(&c)) {
-        for (Token& t : tokens) {
-          if (t.open && t.free_after < c.def && arith::ProveEqual(t.size, c.bytes)) {
-            reuse = &t;
-            break;
-          }
+    for (const std::string& device : devices) {
+      // Static and bounded sizes: one arena for the block (per device).
+      std::vector<const Candidate*> packed;
+      std::vector<int64_t> sizes;
+      std::vector<const Candidate*> symbolic;
+      for (const Candidate& c : candidates) {
+        if (c.block != b || c.device != device || c.output) continue;
+        if (std::optional<int64_t> bytes = arith::AsConstant(c.bytes)) {
+          packed.push_back(&c);
+          sizes.push_back(AlignUp(*bytes));
+        } else if (std::optional<Range> range = RangeOf(c.bytes, bounds); range && range->hi >= 0) {
+          packed.push_back(&c);
+          sizes.push_back(AlignUp(range->hi));
+          analysis::CollectVars(c.bytes, &plan.bounded[c.var]);
+        } else {
+          symbolic.push_back(&c);
         }
       }
-      if (!reuse && !in_arena.count(&c)) {
-        for (Token& t : tokens) t.open = t.open && t.free_after >= c.def;
-      }
-      if (!symbolic_set.count(&c)) continue;
-      if (!reuse) {
+      if (!packed.empty()) {
+        std::vector<int64_t> offsets;
+        int64_t arena = PackArena(packed, sizes, &offsets);
         int storage = static_cast<int>(plan.storages.size());
-        plan.storages.push_back(StorageDecl{b, device, false, -1, c.bytes});
-        tokens.push_back(Token{storage, c.bytes, c.last_use});
-        reuse = &tokens.back();
+        plan.storages.push_back(StorageDecl{b, device, true, arena, PrimExpr()});
+        for (size_t i = 0; i < packed.size(); ++i) plan.placements[packed[i]->var] = Placement{storage, offsets[i]};
       }
-      reuse->free_after = c.last_use;
-      plan.placements[c.var] = Placement{reuse->storage, 0};
+
+      // Symbolic sizes: tokens, in program order, reused when provably equal. A
+      // token whose tensor died stays open for reuse only until the next
+      // allocation that takes new memory: an idle token held across such an
+      // allocation would raise the peak above what the tensors need. Once closed,
+      // its memory goes back to the pool when its last tensor dies.
+      struct Token {
+        int storage;
+        PrimExpr size;
+        int64_t free_after;  // last binding index of the tensor holding it
+        bool open = true;
+      };
+      std::vector<Token> tokens;
+      std::set<const Candidate*> symbolic_set(symbolic.begin(), symbolic.end());
+      std::set<const Candidate*> in_arena(packed.begin(), packed.end());  // allocated up front
+      for (const Candidate& c : candidates) {
+        if (c.block != b || c.device != device) continue;
+        Token* reuse = nullptr;
+        if (symbolic_set.count(&c)) {
+          for (Token& t : tokens) {
+            if (t.open && t.free_after < c.def && arith::ProveEqual(t.size, c.bytes)) {
+              reuse = &t;
+              break;
+            }
+          }
+        }
+        if (!reuse && !in_arena.count(&c)) {
+          for (Token& t : tokens) t.open = t.open && t.free_after >= c.def;
+        }
+        if (!symbolic_set.count(&c)) continue;
+        if (!reuse) {
+          int storage = static_cast<int>(plan.storages.size());
+          plan.storages.push_back(StorageDecl{b, device, false, -1, c.bytes});
+          tokens.push_back(Token{storage, c.bytes, c.last_use});
+          reuse = &tokens.back();
+        }
+        reuse->free_after = c.last_use;
+        plan.placements[c.var] = Placement{reuse->storage, 0};
+      }
     }
-  }
   }
   return plan;
 }
@@ -358,10 +358,12 @@ class PlanRewriter : public Normalizer {
       if (!decl.device.empty()) alloc_args.push_back(StringImmNode::make(decl.device));
       std::string hint = decl.arena ? "arena" : "storage";
       if (!decl.device.empty()) hint += "_" + decl.device;
-      storage = Emit(hint, analysis::MakeCallPacked(builtin::kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
+      storage = Emit(
+          hint, analysis::MakeCallPacked(builtin::kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
     }
-    Expr tensor = analysis::MakeCallPacked(builtin::kAllocTensorFromStorage, {storage, analysis::Int64Value(placement.offset), args[0], args[1]},
-                                 value->struct_info);
+    Expr tensor = analysis::MakeCallPacked(builtin::kAllocTensorFromStorage,
+                                           {storage, analysis::Int64Value(placement.offset), args[0], args[1]},
+                                           value->struct_info);
     EmitBinding(binding, Annotate(tensor));
   }
 
@@ -372,12 +374,12 @@ class PlanRewriter : public Normalizer {
     for (const tir::Var& var : vars) {
       if (!checked_.insert(var.get()).second) continue;
       const Range& range = bounds_.at(var.name());
-      std::string ctx = function_name() + ": dimension '" + var.name() + "' (the model was compiled for " +
-                        var.name() + " = " + std::to_string(range.lo) + ".." + std::to_string(range.hi) + ")";
+      std::string ctx = function_name() + ": dimension '" + var.name() + "' (the model was compiled for " + var.name() +
+                        " = " + std::to_string(range.lo) + ".." + std::to_string(range.hi) + ")";
       Expr check = analysis::MakeCallPacked(builtin::kCheckBound,
-                                  {ShapeExprNode::make({var}), analysis::Int64Value(range.lo), analysis::Int64Value(range.hi),
-                                   StringImmNode::make(ctx)},
-                                  TupleStructInfoNode::make({}));
+                                            {ShapeExprNode::make({var}), analysis::Int64Value(range.lo),
+                                             analysis::Int64Value(range.hi), StringImmNode::make(ctx)},
+                                            TupleStructInfoNode::make({}));
       Emit("_", check);
     }
   }

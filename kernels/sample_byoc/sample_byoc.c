@@ -20,7 +20,6 @@ void sample_dense_bias(const float* x, const float* w, const float* b, float* y,
   dense_bias(x, w, b, y, m, k, n, 0);
 }
 
-void sample_dense_bias_relu(const float* x, const float* w, const float* b, float* y, int64_t m, int64_t k,
-                            int64_t n) {
+void sample_dense_bias_relu(const float* x, const float* w, const float* b, float* y, int64_t m, int64_t k, int64_t n) {
   dense_bias(x, w, b, y, m, k, n, 1);
 }

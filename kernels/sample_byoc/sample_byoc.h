@@ -23,8 +23,7 @@ extern "C" {
 #endif
 
 void sample_dense_bias(const float* x, const float* w, const float* b, float* y, int64_t m, int64_t k, int64_t n);
-void sample_dense_bias_relu(const float* x, const float* w, const float* b, float* y, int64_t m, int64_t k,
-                            int64_t n);
+void sample_dense_bias_relu(const float* x, const float* w, const float* b, float* y, int64_t m, int64_t k, int64_t n);
 
 #ifdef __cplusplus
 }

@@ -26,8 +26,8 @@ Binding Bind(Var var, Expr value) {
 ir::IRModule ModuleWith(std::vector<Var> params, std::vector<BindingBlock> blocks, Expr body) {
   Expr seq = Expr(std::make_shared<const SeqExprNode>(std::move(blocks), body, body->struct_info));
   ir::IRModule module;
-  module.Add("main", Function(std::make_shared<const FunctionNode>(std::move(params), seq,
-                                                                   ObjectStructInfoNode::make(), ir::Attrs{})));
+  module.Add("main", Function(std::make_shared<const FunctionNode>(std::move(params), seq, ObjectStructInfoNode::make(),
+                                                                   ir::Attrs{})));
   return module;
 }
 

@@ -5,13 +5,13 @@
 // they exercise the code generator alone.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/tir.h"

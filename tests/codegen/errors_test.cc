@@ -1,8 +1,8 @@
 // Kernel failures: argument checks at the entry and asserts in the body return
 // non-zero with a message naming the program, the argument and the dimension.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
+
+#include <gtest/gtest.h>
 
 #include "tests/codegen/codegen_test_util.h"
 

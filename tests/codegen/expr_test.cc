@@ -1,12 +1,12 @@
 // Every scalar expression and statement kind, compiled and run against C++.
-#include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <functional>
+#include <sstream>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include "tests/codegen/codegen_test_util.h"
 #include "vm/cpu_features.h"
@@ -52,9 +52,11 @@ TEST(CodegenIntrinsics, VectorMathCallsTheWidestLibmvecVariant) {
   std::string path = ::testing::TempDir() + "/strata_vector_math.ll";
   CodegenOptions options;
   options.dump_llvm_ir_path = path;
-  LoadedKernels kernels({{"f", MakeElementwise(DataType::F32(), [](PrimExpr x) {
-                           return tir::CallNode::make(Intrinsic::kErf, {tir::CallNode::make(Intrinsic::kExp, {x})});
-                         })}},
+  LoadedKernels kernels({{"f", MakeElementwise(DataType::F32(),
+                                               [](PrimExpr x) {
+                                                 return tir::CallNode::make(
+                                                     Intrinsic::kErf, {tir::CallNode::make(Intrinsic::kExp, {x})});
+                                               })}},
                         options);
   ASSERT_KERNELS_OK(kernels);
   std::ifstream in(path);
@@ -405,11 +407,12 @@ TEST(CodegenParams, ScalarParameters) {
   ASSERT_EQ(Call(kernels.Get("axpb"), {TensorArg(xs.dl()), IntArg(2), IntArg(-10), IntArg(3), TensorArg(ys.dl())}), 0)
       << vm::TakeKernelError();
   EXPECT_EQ(ys.values(), (std::vector<float>{-5.0f, -3.0f, -1.0f, 1.0f}));
-  EXPECT_NE(Call(kernels.Get("axpb"), {TensorArg(xs.dl()), FloatArg(0.5), FloatArg(-10), IntArg(3), TensorArg(ys.dl())}),
-            0);
+  EXPECT_NE(
+      Call(kernels.Get("axpb"), {TensorArg(xs.dl()), FloatArg(0.5), FloatArg(-10), IntArg(3), TensorArg(ys.dl())}), 0);
   EXPECT_EQ(vm::TakeKernelError(), "axpb: argument 'offset' (#2): expected an int, got a float");
-  EXPECT_NE(Call(kernels.Get("axpb"), {TensorArg(xs.dl()), TensorArg(xs.dl()), IntArg(-10), IntArg(3), TensorArg(ys.dl())}),
-            0);
+  EXPECT_NE(
+      Call(kernels.Get("axpb"), {TensorArg(xs.dl()), TensorArg(xs.dl()), IntArg(-10), IntArg(3), TensorArg(ys.dl())}),
+      0);
   EXPECT_EQ(vm::TakeKernelError(), "axpb: argument 'alpha' (#1): expected a float or an int, got a tensor");
 }
 

@@ -2,8 +2,6 @@
 // memory, and NativeModule loading (bad bytes, ABI version, symbol lookup).
 #include "vm/kernel_runtime.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +9,8 @@
 #include <iterator>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "vm/kernel_abi.h"
 #include "vm/native_module.h"
@@ -145,7 +145,8 @@ TEST(NativeModule, SetsTheApiTableAndLooksUpOnlyItsOwnSymbols) {
       "#include <stdint.h>\n"
       "const uint32_t strata_kernel_abi_version = 2;\n"
       "const void* strata_runtime_api;\n"
-      "int32_t strata_kernel_api_is_set(const void* args, const int32_t* codes, int32_t n) { return strata_runtime_api != 0; }\n"
+      "int32_t strata_kernel_api_is_set(const void* args, const int32_t* codes, int32_t n) { return strata_runtime_api "
+      "!= 0; }\n"
       "int snprintf_user(char* b) { return __builtin_snprintf(b, 4, \"x\"); }\n",
       "lookup");
   ASSERT_FALSE(bytes.empty()) << "cannot build the test module (the C compiler of build-essential is a dependency)";

@@ -1,12 +1,12 @@
 // Compiled matmul and relu (parallel + vectorized loops over symbolic shapes)
 // against plain C++ loops, at several shapes, from several threads, and from two
 // modules loaded side by side.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "tests/codegen/codegen_test_util.h"
 
@@ -55,7 +55,9 @@ TEST(CodegenMatmul, GenericCpuAndNoOptimization) {
   for (const CodegenOptions& options : variants) {
     LoadedKernels kernels({{"tir_matmul", MakeMatmul()}}, options);
     ASSERT_KERNELS_OK(kernels);
-    if (!options.cpu.empty()) { EXPECT_EQ(kernels.compiled().cpu, "x86-64"); }
+    if (!options.cpu.empty()) {
+      EXPECT_EQ(kernels.compiled().cpu, "x86-64");
+    }
     CheckMatmul(kernels.Get("tir_matmul"), 7, 13, 5, 5);
   }
 }

@@ -2,10 +2,10 @@
 // and the serial path the generated code takes for small loops.
 #include "compiler/codegen/llvm/parallel_work.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/printer.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -22,11 +22,11 @@ TEST(ParallelWork, CountsInnermostIterations) {
   Var n("n"), m("m"), i("i"), j("j"), k("k");
   Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n, m});
   Stmt store = Store(y, {i, j}, tir::FloatImm(DataType::F32(), 0));
-  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel, For(j, 0, m, ForKind::kVectorized, store))),
-            "m * n");
+  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel, For(j, 0, m, ForKind::kVectorized, store))), "m * n");
   // A sequence adds up; a nested extent that depends on an enclosing loop
   // variable is counted at that variable's first value.
-  Stmt seq = tir::SeqStmtNode::make({For(j, 0, 16, ForKind::kSerial, store), For(k, 0, i + 4, ForKind::kSerial, store)});
+  Stmt seq =
+      tir::SeqStmtNode::make({For(j, 0, 16, ForKind::kSerial, store), For(k, 0, i + 4, ForKind::kSerial, store)});
   EXPECT_EQ(WorkText(For(i, 2, n, ForKind::kParallel, seq)), "n * 22");
 }
 

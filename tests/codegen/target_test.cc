@@ -1,8 +1,8 @@
 // The CPU the kernels are compiled for: explicit CPUs and feature strings, the
 // features recorded for the runtime's check, and clear errors for unknown names.
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "tests/codegen/codegen_test_util.h"
 #include "vm/cpu_features.h"

@@ -44,7 +44,8 @@ class MatmulReluBadInput : public ::testing::Test {
 
 TEST_F(MatmulReluBadInput, ContradictingShapeNamesFunctionParameterDimensionVariableAndValues) {
   // x is 3x4 binds m = 3, n = 4; w is 5x2 but its dimension 0 must be n.
-  std::string error = InvokeError({Inline("3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12"), Inline("5x2xf32=1,2,3,4,5,6,7,8,9,10")});
+  std::string error =
+      InvokeError({Inline("3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12"), Inline("5x2xf32=1,2,3,4,5,6,7,8,9,10")});
   EXPECT_NE(error.find("main"), std::string::npos) << error;
   EXPECT_NE(error.find("'w'"), std::string::npos) << error;
   EXPECT_NE(error.find("dimension 0"), std::string::npos) << error;
@@ -108,7 +109,9 @@ TEST(DamagedExecutable, EveryFlippedByteOfACompiledModelFailsCleanlyOrRuns) {
     machine.SetStepBudget(1000);
     auto result = machine.Invoke("main", args);
     ++(result.ok() ? ran : failed_at_run_time);
-    if (!result.ok()) { EXPECT_EQ(result.status().message().find('\n'), std::string::npos) << result.status().message(); }
+    if (!result.ok()) {
+      EXPECT_EQ(result.status().message().find('\n'), std::string::npos) << result.status().message();
+    }
   }
   // The native code is most of the file and its checksum refuses every flip there.
   EXPECT_GT(refused, static_cast<int>(3 * bytes->size() * 3 / 4));

@@ -2,11 +2,11 @@
 // tutorial backend) against onnxruntime's outputs at every exported shape, what
 // `strata inspect` reports, and the errors of a failing codegen and of an
 // external function the runtime lacks.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "compiler/byoc/backend.h"
 #include "compiler/driver/compile.h"
@@ -53,7 +53,8 @@ void ExpectMatchesReferences(const std::string& model, const std::vector<uint8_t
     const fs::path run = dir / ("run_" + std::to_string(runs));
     std::vector<vm::Value> inputs;
     for (int i = 0; fs::exists(run / ("in" + std::to_string(i) + ".npy")); ++i) {
-      inputs.push_back(vm::Value::FromTensor(vm::ReadNpyFile((run / ("in" + std::to_string(i) + ".npy")).string()).value()));
+      inputs.push_back(
+          vm::Value::FromTensor(vm::ReadNpyFile((run / ("in" + std::to_string(i) + ".npy")).string()).value()));
     }
     auto result = machine.Invoke("main", inputs);
     ASSERT_TRUE(result.ok()) << model << " " << run << ": " << result.status().message();
@@ -81,9 +82,9 @@ TEST(ByocDnnl, CnnMatchesOnnxRuntimeAtEveryShape) {
   ExpectMatchesReferences("cnn", bytes.value());
   auto exe = vm::Executable::LoadFromBytes(bytes.value());
   ASSERT_TRUE(exe.ok());
-  EXPECT_EQ(OffloadedFunctions(*exe.value(), "dnnl"),
-            (std::vector<std::string>{"strata.dnnl.conv2d_bias", "strata.dnnl.conv2d_bias_relu",
-                                      "strata.dnnl.dense_bias"}));
+  EXPECT_EQ(
+      OffloadedFunctions(*exe.value(), "dnnl"),
+      (std::vector<std::string>{"strata.dnnl.conv2d_bias", "strata.dnnl.conv2d_bias_relu", "strata.dnnl.dense_bias"}));
 }
 
 TEST(ByocCCodegen, MlpRunsTheGeneratedCodeAndMatchesOnnxRuntime) {
@@ -93,8 +94,8 @@ TEST(ByocCCodegen, MlpRunsTheGeneratedCodeAndMatchesOnnxRuntime) {
   auto exe = vm::Executable::LoadFromBytes(bytes.value());
   ASSERT_TRUE(exe.ok());
   std::vector<std::string> offloaded = OffloadedFunctions(*exe.value(), "ccodegen");
-  EXPECT_EQ(offloaded, (std::vector<std::string>{"ccodegen_dense_bias_0", "ccodegen_dense_bias_relu_0",
-                                                  "ccodegen_dense_bias_1"}));
+  EXPECT_EQ(offloaded,
+            (std::vector<std::string>{"ccodegen_dense_bias_0", "ccodegen_dense_bias_relu_0", "ccodegen_dense_bias_1"}));
   // The code generated for each offloaded function (fc1; fc2 + fc3) travels as
   // a native module of its own, after the tensor programs'.
   ASSERT_EQ(exe.value()->native_modules().size(), 3u);
@@ -133,16 +134,23 @@ void RegisterTestBackends() {
     auto relu_pattern = [](const std::string& backend) {
       return pattern::FusionPattern{backend + ".relu", pattern::IsOp("relu", {pattern::Wildcard()}), {}, nullptr};
     };
-    Status failing = byoc::RegisterBackend(byoc::Backend{
-        "failing", {relu_pattern("failing")}, [](const byoc::OffloadedFunction&) -> StatusOr<byoc::CodegenResult> {
-          return Status::Error("the device cannot run relu on this shape");
-        }, "test"});
-    Status missing = byoc::RegisterBackend(byoc::Backend{
-        "absent", {relu_pattern("absent")}, [](const byoc::OffloadedFunction& f) -> StatusOr<byoc::CodegenResult> {
-          byoc::CodegenResult result;
-          for (const byoc::CompositeCall& c : f.composites) result.composite_calls[c.function_name] = {"absent.relu", {}};
-          return result;
-        }, "test"});
+    Status failing =
+        byoc::RegisterBackend(byoc::Backend{"failing",
+                                            {relu_pattern("failing")},
+                                            [](const byoc::OffloadedFunction&) -> StatusOr<byoc::CodegenResult> {
+                                              return Status::Error("the device cannot run relu on this shape");
+                                            },
+                                            "test"});
+    Status missing =
+        byoc::RegisterBackend(byoc::Backend{"absent",
+                                            {relu_pattern("absent")},
+                                            [](const byoc::OffloadedFunction& f) -> StatusOr<byoc::CodegenResult> {
+                                              byoc::CodegenResult result;
+                                              for (const byoc::CompositeCall& c : f.composites)
+                                                result.composite_calls[c.function_name] = {"absent.relu", {}};
+                                              return result;
+                                            },
+                                            "test"});
     EXPECT_TRUE(failing.ok()) << failing.message();
     EXPECT_TRUE(missing.ok()) << missing.message();
     return true;
@@ -218,9 +226,10 @@ TEST(ByocErrors, AMissingExternalFunctionAtLoadNamesTheFunctionAndTheBackend) {
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   auto exe = vm::Executable::LoadFromBytes(bytes.value());
   ASSERT_FALSE(exe.ok());
-  EXPECT_NE(exe.status().message().find(
-                "library function 'absent.relu' (offloaded to BYOC backend 'absent') is not registered in this runtime"),
-            std::string::npos)
+  EXPECT_NE(
+      exe.status().message().find(
+          "library function 'absent.relu' (offloaded to BYOC backend 'absent') is not registered in this runtime"),
+      std::string::npos)
       << exe.status().message();
 }
 

@@ -1,9 +1,9 @@
 // The strata tool as a user runs it: compile, run, inspect, and the errors it
 // gives for bad arguments and corrupt executables (exit code 1, one line).
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/e2e/e2e_test_util.h"
 #include "vm/tensor_io/npy.h"
@@ -140,7 +140,8 @@ TEST_F(Cli, CompileForAnOlderCpuRecordsItsFeaturesAndRuns) {
   ASSERT_EQ(Run("run " + portable + " --input=2x3xf32=1,2,3,4,5,6 --input=3x2xf32=1,-1,1,-1,1,-1", &out), 0) << out;
   EXPECT_NE(out.find("2x2xf32=6,0,15,0"), std::string::npos) << out;
 
-  EXPECT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + portable + " --cpu=i486-turbo", &out), 1);
+  EXPECT_EQ(Run("compile " + SourcePath("examples/matmul_relu.sir") + " -o " + portable + " --cpu=i486-turbo", &out),
+            1);
   EXPECT_NE(out.find("unknown CPU 'i486-turbo'"), std::string::npos) << out;
 }
 
@@ -159,9 +160,8 @@ TEST_F(Cli, ScalarInputsDriveAGraphLevelIf) {
 
 TEST_F(Cli, ShapeMismatchIsOneClearErrorWithExitCodeOne) {
   std::string out;
-  EXPECT_EQ(Run("run " + exe_ + " --input=3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12 --input=5x2xf32=1,2,3,4,5,6,7,8,9,10",
-                &out),
-            1);
+  EXPECT_EQ(
+      Run("run " + exe_ + " --input=3x4xf32=1,2,3,4,5,6,7,8,9,10,11,12 --input=5x2xf32=1,2,3,4,5,6,7,8,9,10", &out), 1);
   EXPECT_NE(out.find("dimension 0"), std::string::npos) << out;
 }
 

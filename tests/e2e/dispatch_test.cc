@@ -87,7 +87,8 @@ TEST(Dispatch, UnknownDispatchPassListsTheRegisteredOnes) {
   ASSERT_TRUE(module.ok());
   auto bytes = driver::Compile(std::move(module).value(), options);
   ASSERT_FALSE(bytes.ok());
-  EXPECT_EQ(bytes.status().message().rfind("unknown pass 'gpu-magic' (registered: ", 0), 0u) << bytes.status().message();
+  EXPECT_EQ(bytes.status().message().rfind("unknown pass 'gpu-magic' (registered: ", 0), 0u)
+      << bytes.status().message();
   EXPECT_TRUE(Contains(bytes.status().message(), "cpu-blas")) << bytes.status().message();
 }
 

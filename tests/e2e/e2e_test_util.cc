@@ -1,12 +1,12 @@
 // Helpers of the end-to-end tests.
 #include "tests/e2e/e2e_test_util.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <unistd.h>
+
+#include <sys/wait.h>
 
 #include "compiler/driver/compile.h"
 #include "vm/tensor_io/npy.h"

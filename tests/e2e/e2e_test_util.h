@@ -1,12 +1,12 @@
 // Helpers of the end-to-end tests: compile an example, load fixtures, compare.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "vm/executable.h"
 #include "vm/value.h"

@@ -3,13 +3,13 @@
 // bit-identical results with and without the plan, results that a later call
 // cannot overwrite, bounded plans (--dynamic) and their run-time check, and the
 // CLI's --stats, --no-memory-plan and inspect output.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
@@ -192,9 +192,9 @@ TEST(BoundedMemoryPlan, OneArenaServesEveryBatchAndTheBoundIsChecked) {
   std::vector<vm::Value> too_big_args = {vm::Value::FromTensor(*too_big)};
   auto refused = machine.Invoke("main", too_big_args);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find(
-                "main: dimension 'batch' (the model was compiled for batch = 1..32): got 33"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.status().message().find("main: dimension 'batch' (the model was compiled for batch = 1..32): got 33"),
+      std::string::npos)
       << refused.status().message();
   // The VM is still usable.
   auto again = machine.Invoke("main", runs[0].inputs);

@@ -3,18 +3,18 @@
 // host<->device copies their placement needs (inputs in, outputs out, one pair
 // per CPU-only island; constants once per executable), and the CLI reports the
 // device work and rejects unknown targets.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "tests/e2e/e2e_test_util.h"
-#include "vm/tensor_io/npy.h"
 #include "vm/plugged_device.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
 namespace strata {
@@ -102,14 +102,13 @@ using NpuCli = testing::StrataCliTest;
 TEST_F(NpuCli, CompileForCpuAndNpuThenRunWithStats) {
   const std::string exe = (dir_ / "mlp_npu.stx").string();
   std::string out;
-  ASSERT_EQ(Run("compile " + SourcePath("tests/fixtures/onnx/mlp/model.onnx") + " --target cpu,npu -o " + exe, &out),
-            0)
+  ASSERT_EQ(Run("compile " + SourcePath("tests/fixtures/onnx/mlp/model.onnx") + " --target cpu,npu -o " + exe, &out), 0)
       << out;
-  ASSERT_EQ(Run("run " + exe + " --input=@" + SourcePath("tests/fixtures/onnx/mlp/run_2/in0.npy") +
-                    " --expected-output=@" + SourcePath("tests/fixtures/onnx/mlp/run_2/out0.npy") +
-                    " --stats --repeat 2",
-                &out),
-            0)
+  ASSERT_EQ(
+      Run("run " + exe + " --input=@" + SourcePath("tests/fixtures/onnx/mlp/run_2/in0.npy") + " --expected-output=@" +
+              SourcePath("tests/fixtures/onnx/mlp/run_2/out0.npy") + " --stats --repeat 2",
+          &out),
+      0)
       << out;
   EXPECT_NE(out.find("devices, call 2: 2 host->device copies"), std::string::npos) << out;
   EXPECT_NE(out.find("2 device->host copies"), std::string::npos) << out;
@@ -132,8 +131,7 @@ TEST_F(NpuCli, DeviceOptionsSizeTheDeviceAtLoad) {
   const std::string exe = (dir_ / "mlp_npu.stx").string();
   const std::string input = " --input=@" + SourcePath("tests/fixtures/onnx/mlp/run_2/in0.npy");
   std::string out;
-  ASSERT_EQ(Run("compile " + SourcePath("tests/fixtures/onnx/mlp/model.onnx") + " --target cpu,npu -o " + exe, &out),
-            0)
+  ASSERT_EQ(Run("compile " + SourcePath("tests/fixtures/onnx/mlp/model.onnx") + " --target cpu,npu -o " + exe, &out), 0)
       << out;
   // Too small for the weights: a clear device error, not a crash.
   EXPECT_EQ(Run("run " + exe + input + " --device-options sim_npu=memory=4K", &out), 1);

@@ -2,11 +2,11 @@
 // by scripts/onnx/export_zoo.py, references from onnxruntime) compiled once per
 // model and run at every exported shape, and the errors for models Strata
 // cannot import.
-#include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include "compiler/driver/compile.h"
 #include "compiler/driver/pipeline.h"
@@ -250,8 +250,10 @@ TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
   const std::string text = ir::PrintModule(*module);
   EXPECT_EQ(text.find("transpose("), std::string::npos) << text;
   EXPECT_EQ(text.find("multiply("), std::string::npos) << text;
-  EXPECT_NE(text.find("matmul(x, const(Tensor[(4, 3), f32], [0.0, 8.0, 16.0, 2.0, 10.0, 18.0, 4.0, 12.0, 20.0, 6.0, 14.0, 22.0]))"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "matmul(x, const(Tensor[(4, 3), f32], [0.0, 8.0, 16.0, 2.0, 10.0, 18.0, 4.0, 12.0, 20.0, 6.0, 14.0, 22.0]))"),
+      std::string::npos)
       << text;
 }
 
@@ -311,7 +313,8 @@ TEST(OnnxImport, AnUnknownAttributeIsAnErrorNotIgnored) {
   attr->set_f(0.1f);
   auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
   ASSERT_FALSE(imported.ok());
-  EXPECT_EQ(imported.status().message(), "m.onnx: node 'the_node' (Relu, opset 17): attribute 'alpha' is not supported");
+  EXPECT_EQ(imported.status().message(),
+            "m.onnx: node 'the_node' (Relu, opset 17): attribute 'alpha' is not supported");
 }
 
 TEST(OnnxImport, ABadAttributeIsAnErrorNamingTheNode) {

@@ -1,14 +1,14 @@
 // strata run --profile / --trace / --repeat / --warmup, as a user runs them:
 // the profile table, a trace that parses as Chrome trace-event JSON, the
 // latency summary, and the usage errors.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/e2e/e2e_test_util.h"
 #include "tests/vm/profile_output.h"
@@ -130,7 +130,9 @@ TEST_F(ProfileCli, AFailedCallStillReportsWhatRan) {
   // k mismatch: the second match_shape fails after the first calls ran.
   EXPECT_EQ(Run("run " + exe_ + " --input=2x3xf32=1,2,3,4,5,6 --input=4x2xf32=1,2,3,4,5,6,7,8 --profile", &out), 1);
   EXPECT_NE(out.find("error: functions[0] 'main': instruction at word "), std::string::npos) << out;
-  EXPECT_NE(out.find(" (call): main: parameter 'w' (match_shape): dimension 0 expected n = 3, got 4"), std::string::npos) << out;
+  EXPECT_NE(out.find(" (call): main: parameter 'w' (match_shape): dimension 0 expected n = 3, got 4"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("profile: 1 run of 'main', "), std::string::npos) << out;
   EXPECT_EQ(ReportCount(out, "call compiled kernel"), -1) << out;  // no compiled kernel ran
   EXPECT_GT(ReportCount(out, "call library"), 0) << out;

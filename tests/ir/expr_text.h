@@ -48,8 +48,8 @@ inline std::string ExprText(const tir::PrimExpr& e) {
   }
   if (const auto* op = e.as<tir::NotNode>()) return "!(" + ExprText(op->a) + ")";
   if (const auto* op = e.as<tir::SelectNode>()) {
-    return "select(" + ExprText(op->condition) + ", " + ExprText(op->true_value) + ", " +
-           ExprText(op->false_value) + ")";
+    return "select(" + ExprText(op->condition) + ", " + ExprText(op->true_value) + ", " + ExprText(op->false_value) +
+           ")";
   }
   if (const auto* op = e.as<tir::CastNode>()) return "cast<" + op->dtype.ToString() + ">(" + ExprText(op->value) + ")";
   if (const auto* op = e.as<tir::CallNode>()) {

@@ -1,10 +1,10 @@
 // Tests of the graph visitor and mutator defaults.
 #include "compiler/ir/graph_visitor.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace strata {
 namespace {
@@ -17,9 +17,9 @@ graph::StructInfo Tensor2D() { return graph::TensorStructInfoNode::make_ndim(2, 
 struct Function {
   graph::Var x{"x", Tensor2D()}, w{"w", Tensor2D()};
   graph::Var lv0{"lv0", Tensor2D(), true}, lv1{"lv1", Tensor2D()};
-  Expr call = graph::CallNode::make(graph::OpNode::Get(graph::ops::kCallTIR),
-                                    {graph::GlobalVarNode::make("mm"), graph::TupleNode::make({x, w})}, {},
-                                    {Tensor2D()});
+  Expr call =
+      graph::CallNode::make(graph::OpNode::Get(graph::ops::kCallTIR),
+                            {graph::GlobalVarNode::make("mm"), graph::TupleNode::make({x, w})}, {}, {Tensor2D()});
   Expr body;
   Expr func;
   Function() {
@@ -46,8 +46,8 @@ TEST(ExprVisitor, VisitsInSourceOrderWithDefinitionsAfterValues) {
   Function f;
   NameCollector collector;
   collector.VisitExpr(f.func);
-  EXPECT_EQ(collector.events, (std::vector<std::string>{"def x", "def w", "@mm", "use x", "use w", "def lv0",
-                                                        "use lv0", "def lv1", "use lv1", "use x"}));
+  EXPECT_EQ(collector.events, (std::vector<std::string>{"def x", "def w", "@mm", "use x", "use w", "def lv0", "use lv0",
+                                                        "def lv1", "use lv1", "use x"}));
 }
 
 TEST(ExprMutator, ReturnsTheSameFunctionWhenNothingChanges) {

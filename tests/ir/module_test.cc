@@ -1,10 +1,10 @@
 // Tests of IRModule ordering and lookup.
 #include "compiler/ir/module.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace strata {
 namespace {

@@ -1,9 +1,9 @@
 // Tests of the symbolic arithmetic: proofs, canonical forms, constant folding.
 #include "compiler/ir/arith/simplify.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/arith/expr_order.h"
 #include "tests/ir/expr_text.h"
@@ -106,8 +106,12 @@ TEST_F(SimplifyTest, CommutativeAtomsHaveCanonicalOperandOrder) {
 }
 
 TEST_F(SimplifyTest, SimplifyIsIdempotent) {
-  std::vector<PrimExpr> cases = {(n + 1) * (m - 2), tir::FloorDiv(n + 5, 4), tir::FloorMod(n * 6, 4),
-                                 tir::Min(n, m) * 2 - tir::Max(k, n), 4 - n * m, 0 - n - 1};
+  std::vector<PrimExpr> cases = {(n + 1) * (m - 2),
+                                 tir::FloorDiv(n + 5, 4),
+                                 tir::FloorMod(n * 6, 4),
+                                 tir::Min(n, m) * 2 - tir::Max(k, n),
+                                 4 - n * m,
+                                 0 - n - 1};
   for (const PrimExpr& e : cases) {
     PrimExpr once = Simplify(e);
     PrimExpr twice = Simplify(once);
@@ -232,8 +236,7 @@ TEST(ConstantFolding, SelectWithKnownCondition) {
   tir::Var n("n"), m("m");
   EXPECT_TRUE(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kLE, n, n * 2), n, m)).same_as(n));
   EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kLT, n, m), n + 0, 0 + n))), "n");
-  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(tir::IntImm(DataType::Bool(), 0), n, m + 1) * 2)),
-            "m * 2 + 2");
+  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(tir::IntImm(DataType::Bool(), 0), n, m + 1) * 2)), "m * 2 + 2");
 }
 
 TEST(ConstantFolding, LoadIndicesAreSimplified) {
@@ -251,7 +254,7 @@ TEST_F(SimplifyTest, NonNegativityOfShapePolynomials) {
   EXPECT_TRUE(ProveNonNegative(n * m + 1));
   EXPECT_TRUE(ProveNonNegative(tir::FloorDiv(n, 4) + tir::FloorMod(m, 3)));
   tir::Var i("i", DataType::I32());
-  EXPECT_TRUE(ProveNonNegative(i * i * 3 + 1));  // an even power of any integer
+  EXPECT_TRUE(ProveNonNegative(i * i * 3 + 1));       // an even power of any integer
   EXPECT_FALSE(ProveNonNegative((n - m) * (n - m)));  // the square is lost once expanded
   EXPECT_FALSE(ProveNonNegative(n - 1));
   EXPECT_FALSE(ProveNonNegative(n - m));

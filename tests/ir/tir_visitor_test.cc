@@ -1,10 +1,10 @@
 // Tests of the tensor-program visitor and mutator defaults, and Substitute.
 #include "compiler/ir/tir_visitor.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace strata {
 namespace {
@@ -30,9 +30,7 @@ class RenameMutator : public tir::StmtMutator {
   RenameMutator(tir::Var from, PrimExpr to) : from_(std::move(from)), to_(std::move(to)) {}
 
  protected:
-  PrimExpr MutateVar(const PrimExpr& self, const tir::VarNode* op) override {
-    return self.same_as(from_) ? to_ : self;
-  }
+  PrimExpr MutateVar(const PrimExpr& self, const tir::VarNode* op) override { return self.same_as(from_) ? to_ : self; }
 
  private:
   tir::Var from_;
@@ -44,8 +42,8 @@ struct Program {
   tir::Var n{"n"}, i{"i"}, j{"j"};
   tir::Buffer a = tir::MakeBuffer("A", DataType::F32(), {n});
   tir::Buffer b = tir::MakeBuffer("B", DataType::F32(), {n});
-  Stmt store0 = tir::BufferStoreNode::make(
-      b, {i}, tir::BufferLoadNode::make(a, {i}) + tir::FloatImm(DataType::F32(), 1.0));
+  Stmt store0 =
+      tir::BufferStoreNode::make(b, {i}, tir::BufferLoadNode::make(a, {i}) + tir::FloatImm(DataType::F32(), 1.0));
   Stmt store1 = tir::BufferStoreNode::make(b, {i + 1}, tir::BufferLoadNode::make(a, {j}));
   Stmt body = tir::SeqStmtNode::make({store0, store1});
   Stmt loop = tir::ForNode::make(i, 0, n, tir::ForKind::kSerial, body);
@@ -103,18 +101,16 @@ TEST(StmtMutator, RebuiltSequencesAreFlattened) {
 TEST(Substitute, ReturnsTheSameExpressionWhenNothingIsMapped) {
   Program p;
   PrimExpr e = tir::BufferLoadNode::make(p.a, {p.i * 2});
-  PrimExpr result = tir::Substitute(e, [&](const tir::VarNode* v) -> PrimExpr {
-    return v == p.j.get() ? PrimExpr(3) : PrimExpr();
-  });
+  PrimExpr result =
+      tir::Substitute(e, [&](const tir::VarNode* v) -> PrimExpr { return v == p.j.get() ? PrimExpr(3) : PrimExpr(); });
   EXPECT_TRUE(result.same_as(e));
 }
 
 TEST(Substitute, ReplacesVariablesIncludingBufferShapes) {
   Program p;
   PrimExpr e = tir::BufferLoadNode::make(p.a, {p.n - 1}) + tir::BufferLoadNode::make(p.a, {p.i});
-  PrimExpr result = tir::Substitute(e, [&](const tir::VarNode* v) -> PrimExpr {
-    return v == p.n.get() ? PrimExpr(8) : PrimExpr();
-  });
+  PrimExpr result =
+      tir::Substitute(e, [&](const tir::VarNode* v) -> PrimExpr { return v == p.n.get() ? PrimExpr(8) : PrimExpr(); });
   const auto* add = result.as<tir::BinaryOpNode>();
   ASSERT_NE(add, nullptr);
   const auto* first = add->a.as<tir::BufferLoadNode>();

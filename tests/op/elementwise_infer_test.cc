@@ -32,12 +32,14 @@ TEST(ElementwiseInfer, ComparisonsAndWhere) {
 }
 
 TEST(ElementwiseInfer, IncompatibleShapesNameTheOperatorArgumentsAndShapes) {
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], y: Tensor[(3,), f32]", "add(x, y)"),
-            "error: function 'main', binding 'y': add: cannot broadcast x: Tensor[(n, 4), f32] with y: Tensor[(3,), f32]: "
-            "dimension 1 of the result would be both 4 and 3");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], y: Tensor[(4,), i32]", "add(x, y)"),
-            "error: function 'main', binding 'y': add: x: Tensor[(n, 4), f32] and y: Tensor[(4,), i32] have different dtypes "
-            "(f32 vs i32); cast one of them");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32], y: Tensor[(3,), f32]", "add(x, y)"),
+      "error: function 'main', binding 'y': add: cannot broadcast x: Tensor[(n, 4), f32] with y: Tensor[(3,), f32]: "
+      "dimension 1 of the result would be both 4 and 3");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32], y: Tensor[(4,), i32]", "add(x, y)"),
+      "error: function 'main', binding 'y': add: x: Tensor[(n, 4), f32] and y: Tensor[(4,), i32] have different dtypes "
+      "(f32 vs i32); cast one of them");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], s: Shape[(n, 4)]", "add(x, s)"),
             "error: function 'main', binding 'y': add: argument 'y' must be a tensor, got Shape[(n, 4)]");
 }
@@ -45,8 +47,9 @@ TEST(ElementwiseInfer, IncompatibleShapesNameTheOperatorArgumentsAndShapes) {
 TEST(ElementwiseInfer, BadAttributesAndArity) {
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "gelu(x, approximate=1)"),
             "error: function 'main', binding 'y': gelu: attribute 'approximate' must be a string, got an int");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "gelu(x, approximate=\"fast\")"),
-            "error: function 'main', binding 'y': gelu: attribute 'approximate' must be \"none\" or \"tanh\", got \"fast\"");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "gelu(x, approximate=\"fast\")"),
+      "error: function 'main', binding 'y': gelu: attribute 'approximate' must be \"none\" or \"tanh\", got \"fast\"");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "relu(x, alpha=0.1)"),
             "error: function 'main', binding 'y': relu: unknown attribute 'alpha' (it takes none)");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "cast(x)"),
@@ -61,7 +64,8 @@ TEST(ElementwiseInfer, BadAttributesAndArity) {
 
 TEST(ElementwiseLegalize, UnknownShapesAreACompileErrorThatSuggestsMatchCast) {
   EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[(n,), f32], y: Tensor[(m,), f32]", "add(x, y)")),
-            "LegalizeOps: function 'main', binding 'y': add: cannot generate a kernel whose result Tensor[ndim=1, f32] has no "
+            "LegalizeOps: function 'main', binding 'y': add: cannot generate a kernel whose result Tensor[ndim=1, f32] "
+            "has no "
             "known shape; give the inputs known shapes with match_cast");
 }
 
@@ -75,12 +79,13 @@ TEST(ElementwiseRuntime, UnknownDimsAreBoundAtRunTime) {
   EXPECT_EQ(vm::FormatInlineTensor(*y->tensor()), "3x4xf32=1,2,3,4,2,3,4,5,3,4,5,6");
   y = RunMain(program, {"2x3xf32=1,2,3,4,5,6", "4xf32=0,1,2,3"});
   ASSERT_FALSE(y.ok());
-  EXPECT_EQ(y.status().message(), "compiled kernel 'add' failed: add: argument 'x' dimension 1 must be 1 or 4 to broadcast");
+  EXPECT_EQ(y.status().message(),
+            "compiled kernel 'add' failed: add: argument 'x' dimension 1 must be 1 or 4 to broadcast");
 }
 
 TEST(ElementwiseRuntime, ABroadcastThatFailsAtRunTimeNamesTheArgumentAndDimension) {
-  auto module = ir::ParseModule(OneCallProgram("x: Tensor[(n, k), f32], y: Tensor[(n, 8), f32]", "maximum(x, y)"),
-                                "t.sir");
+  auto module =
+      ir::ParseModule(OneCallProgram("x: Tensor[(n, k), f32], y: Tensor[(n, 8), f32]", "maximum(x, y)"), "t.sir");
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto bytes = driver::Compile(std::move(module).value(), {});
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
@@ -94,7 +99,8 @@ TEST(ElementwiseRuntime, ABroadcastThatFailsAtRunTimeNamesTheArgumentAndDimensio
   auto result = machine.Invoke("main", args);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "functions[0] 'main': instruction at word 73 (call): compiled kernel 'maximum' failed: maximum: argument 'x' dimension 1 must be 1 or 8 to broadcast");
+            "functions[0] 'main': instruction at word 73 (call): compiled kernel 'maximum' failed: maximum: argument "
+            "'x' dimension 1 must be 1 or 8 to broadcast");
   // k = 1 broadcasts.
   auto x1 = vm::ParseInlineTensor("2x1xf32=1,-1");
   ASSERT_TRUE(x1.ok());

@@ -139,9 +139,10 @@ TEST(LinearAlgebraRuntime, UnprovenContractedDimensionsAreCheckedByTheKernel) {
   EXPECT_EQ(vm::FormatInlineTensor(*ok->tensor()), "1x1xf32=11");
   auto bad = RunMain(program, {"1x2xf32=1,2", "3x1xf32=3,4,5"});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(),
-            "compiled kernel 'matmul' failed: matmul: argument 'x' dimension 1 (k) and argument 'y' dimension 0 (j) must be "
-            "equal");
+  EXPECT_EQ(
+      bad.status().message(),
+      "compiled kernel 'matmul' failed: matmul: argument 'x' dimension 1 (k) and argument 'y' dimension 0 (j) must be "
+      "equal");
 }
 
 TEST(LinearAlgebraRuntime, DenseChecksFeaturesAndBiasAtRunTime) {
@@ -153,7 +154,8 @@ TEST(LinearAlgebraRuntime, DenseChecksFeaturesAndBiasAtRunTime) {
   auto bad = RunMain(program, {"1x2xf32=1,2", "2x2xf32=1,0,0,1", "3xf32=10,20,30"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "compiled kernel 'dense' failed: dense: argument 'bias' dimension 0 (p) and argument 'weight' dimension 0 (o) must "
+            "compiled kernel 'dense' failed: dense: argument 'bias' dimension 0 (p) and argument 'weight' dimension 0 "
+            "(o) must "
             "be equal");
 }
 
@@ -175,9 +177,10 @@ TEST(LinearAlgebraRuntime, BiasAddChecksTheBiasLengthAtRunTime) {
   EXPECT_EQ(vm::FormatInlineTensor(*ok->tensor()), "2x2xf32=11,22,13,24");
   auto bad = RunMain(program, {"2x2xf32=1,2,3,4", "3xf32=10,20,30"});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(),
-            "compiled kernel 'bias_add' failed: bias_add: argument 'bias' dimension 0 (d) and argument 'x' dimension 1 (c) "
-            "must be equal");
+  EXPECT_EQ(
+      bad.status().message(),
+      "compiled kernel 'bias_add' failed: bias_add: argument 'bias' dimension 0 (d) and argument 'x' dimension 1 (c) "
+      "must be equal");
 }
 
 TEST(LinearAlgebraRuntime, EmptyReductionsGiveZerosAndEmptyOperandsEmptyResults) {

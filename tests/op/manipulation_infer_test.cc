@@ -70,20 +70,24 @@ TEST(ManipulationInfer, ReshapeErrorsNameTheOperatorArgumentAndBothShapes) {
   EXPECT_EQ(Infer("x: Tensor[(2, 3), f32]", "reshape(x, shape(4))"),
             "error: function 'main', binding 'y': reshape: cannot reshape x: Tensor[(2, 3), f32] (6 elements) to (4,) "
             "(4 elements)");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "reshape(x, shape(n + 1, 4))"),
-            "error: function 'main', binding 'y': reshape: cannot reshape x: Tensor[(n, 4), f32] (n * 4 elements) to (n + 1, "
-            "4) (n * 4 + 4 elements)");
-  EXPECT_EQ(Infer("x: Tensor[(7,), f32]", "reshape(x, shape(2, -1))"),
-            "error: function 'main', binding 'y': reshape: cannot reshape x: Tensor[(7,), f32] (7 elements) to (2, -1): 7 "
-            "is not a multiple of 2");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "reshape(x, shape(n + 1, 4))"),
+      "error: function 'main', binding 'y': reshape: cannot reshape x: Tensor[(n, 4), f32] (n * 4 elements) to (n + 1, "
+      "4) (n * 4 + 4 elements)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(7,), f32]", "reshape(x, shape(2, -1))"),
+      "error: function 'main', binding 'y': reshape: cannot reshape x: Tensor[(7,), f32] (7 elements) to (2, -1): 7 "
+      "is not a multiple of 2");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "reshape(x, shape(-1, -1))"),
             "error: function 'main', binding 'y': reshape: target shape (-1, -1) has more than one -1");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "reshape(x, shape(2, -3))"),
-            "error: function 'main', binding 'y': reshape: dimension 1 of target shape (2, -3) is -3 (expected a size, 0 "
-            "to copy the input's or -1 to infer it)");
-  EXPECT_EQ(Infer("x: Tensor[(n,), f32]", "reshape(x, shape(2, 0))"),
-            "error: function 'main', binding 'y': reshape: dimension 1 of target shape (2, 0) is 0 (copy the input's), but "
-            "x: Tensor[(n,), f32] has rank 1");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "reshape(x, shape(2, -3))"),
+      "error: function 'main', binding 'y': reshape: dimension 1 of target shape (2, -3) is -3 (expected a size, 0 "
+      "to copy the input's or -1 to infer it)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n,), f32]", "reshape(x, shape(2, 0))"),
+      "error: function 'main', binding 'y': reshape: dimension 1 of target shape (2, 0) is 0 (copy the input's), but "
+      "x: Tensor[(n,), f32] has rank 1");
   EXPECT_EQ(Infer("x: Tensor[(0, 4), f32]", "reshape(x, shape(0, -1))"),
             "error: function 'main', binding 'y': reshape: cannot infer the -1 of target shape (0, -1) for x: "
             "Tensor[(0, 4), f32]: the other dimensions hold no elements");
@@ -94,7 +98,8 @@ TEST(ManipulationInfer, ReshapeErrorsNameTheOperatorArgumentAndBothShapes) {
 TEST(ManipulationRuntime, AReshapeWhoseCountsDifferAtRunTimeFails) {
   EXPECT_EQ(RunOnce("x: Tensor[(n,), f32]", "reshape(x, shape(2, -1))", {"4xf32=1,2,3,4"}), "2x2xf32=1,2,3,4");
   EXPECT_EQ(RunOnce("x: Tensor[(n,), f32]", "reshape(x, shape(2, -1))", {"3xf32=1,2,3"}),
-            "error: compiled kernel 'reshape' failed: reshape: argument 'x' of shape (n,) has n elements, the result of shape (2, n "
+            "error: compiled kernel 'reshape' failed: reshape: argument 'x' of shape (n,) has n elements, the result "
+            "of shape (2, n "
             "// 2) has n // 2 * 2");
 }
 
@@ -104,9 +109,10 @@ TEST(ManipulationInfer, Flatten) {
   EXPECT_EQ(Infer("x: Tensor[(a, b, c), f32]", "flatten(x, axis=3)"), "Tensor[(a * b * c, 1), f32]");
   EXPECT_EQ(Infer("x: Tensor[(a, b, c), f32]", "flatten(x, axis=-1)"), "Tensor[(a * b, c), f32]");
   EXPECT_EQ(Infer("x: Tensor[f32]", "flatten(x)"), "Tensor[ndim=2, f32]");
-  EXPECT_EQ(Infer("x: Tensor[(a, b), f32]", "flatten(x, axis=3)"),
-            "error: function 'main', binding 'y': flatten: axis 3 is out of range for a tensor of rank 2 (expected -2 <= "
-            "axis <= 2)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(a, b), f32]", "flatten(x, axis=3)"),
+      "error: function 'main', binding 'y': flatten: axis 3 is out of range for a tensor of rank 2 (expected -2 <= "
+      "axis <= 2)");
 }
 
 // ---- transpose -----------------------------------------------------------------
@@ -116,9 +122,10 @@ TEST(ManipulationInfer, Transpose) {
   EXPECT_EQ(Infer("x: Tensor[(a, b, c), f32]", "transpose(x, axes=[0, -1, 1])"), "Tensor[(a, c, b), f32]");
   EXPECT_EQ(Infer("x: Tensor[f32]", "transpose(x, axes=[1, 0])"), "Tensor[ndim=2, f32]");
   EXPECT_EQ(Infer("x: Tensor[ndim=3, f32]", "transpose(x)"), "Tensor[ndim=3, f32]");
-  EXPECT_EQ(Infer("x: Tensor[(a, b, c), f32]", "transpose(x, axes=[0, 1])"),
-            "error: function 'main', binding 'y': transpose: attribute 'axes' [0, 1] must list each of the 3 axes of x: "
-            "Tensor[(a, b, c), f32] once");
+  EXPECT_EQ(
+      Infer("x: Tensor[(a, b, c), f32]", "transpose(x, axes=[0, 1])"),
+      "error: function 'main', binding 'y': transpose: attribute 'axes' [0, 1] must list each of the 3 axes of x: "
+      "Tensor[(a, b, c), f32] once");
   EXPECT_EQ(Infer("x: Tensor[(a, b), f32]", "transpose(x, axes=[1, -1])"),
             "error: function 'main', binding 'y': transpose: axis 1 appears twice in attribute 'axes'");
 }
@@ -161,21 +168,26 @@ TEST(ManipulationInfer, ConcatOfNBy4AndMBy4OnAxis0HasShapeNPlusMBy4) {
 }
 
 TEST(ManipulationInfer, ConcatErrors) {
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], z: Tensor[(m, 3), f32]", "concat((x, z), axis=0)"),
-            "error: function 'main', binding 'y': concat: field 0 of inputs: Tensor[(n, 4), f32] and field 1 of inputs: "
-            "Tensor[(m, 3), f32] differ in dimension 1 (4 vs 3); only axis 0 may differ");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], z: Tensor[(m, 4), i32]", "concat((x, z))"),
-            "error: function 'main', binding 'y': concat: field 0 of inputs: Tensor[(n, 4), f32] and field 1 of inputs: "
-            "Tensor[(m, 4), i32] have different dtypes (f32 vs i32); cast one of them");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], z: Tensor[(4,), f32]", "concat((x, z))"),
-            "error: function 'main', binding 'y': concat: field 0 of inputs: Tensor[(n, 4), f32] and field 1 of inputs: "
-            "Tensor[(4,), f32] have different ranks");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "concat((x,), axis=2)"),
-            "error: function 'main', binding 'y': concat: axis 2 is out of range for a tensor of rank 2 (expected -2 <= "
-            "axis < 2)");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "concat(x)"),
-            "error: function 'main', binding 'y': concat: argument 'inputs' must be a tuple of tensors, got Tensor[(n, 4), "
-            "f32]");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32], z: Tensor[(m, 3), f32]", "concat((x, z), axis=0)"),
+      "error: function 'main', binding 'y': concat: field 0 of inputs: Tensor[(n, 4), f32] and field 1 of inputs: "
+      "Tensor[(m, 3), f32] differ in dimension 1 (4 vs 3); only axis 0 may differ");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32], z: Tensor[(m, 4), i32]", "concat((x, z))"),
+      "error: function 'main', binding 'y': concat: field 0 of inputs: Tensor[(n, 4), f32] and field 1 of inputs: "
+      "Tensor[(m, 4), i32] have different dtypes (f32 vs i32); cast one of them");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32], z: Tensor[(4,), f32]", "concat((x, z))"),
+      "error: function 'main', binding 'y': concat: field 0 of inputs: Tensor[(n, 4), f32] and field 1 of inputs: "
+      "Tensor[(4,), f32] have different ranks");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "concat((x,), axis=2)"),
+      "error: function 'main', binding 'y': concat: axis 2 is out of range for a tensor of rank 2 (expected -2 <= "
+      "axis < 2)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "concat(x)"),
+      "error: function 'main', binding 'y': concat: argument 'inputs' must be a tuple of tensors, got Tensor[(n, 4), "
+      "f32]");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "concat(())"),
             "error: function 'main', binding 'y': concat: argument 'inputs' must hold at least one tensor");
 }
@@ -184,7 +196,8 @@ TEST(ManipulationRuntime, ConcatChecksDimsItCouldNotProve) {
   const std::string params = "x: Tensor[(n, k), f32], z: Tensor[(m, j), f32]";
   EXPECT_EQ(RunOnce(params, "concat((x, z))", {"1x2xf32=1,2", "2x2xf32=3,4,5,6"}), "3x2xf32=1,2,3,4,5,6");
   EXPECT_EQ(RunOnce(params, "concat((x, z))", {"1x2xf32=1,2", "1x3xf32=3,4,5"}),
-            "error: compiled kernel 'concat' failed: concat: field 1 of inputs dimension 1 must be k to match the other inputs");
+            "error: compiled kernel 'concat' failed: concat: field 1 of inputs dimension 1 must be k to match the "
+            "other inputs");
 }
 
 // ---- split ---------------------------------------------------------------------
@@ -196,14 +209,17 @@ TEST(ManipulationInfer, SplitAtIndices) {
             "Tuple[Tensor[(2, 3), f32], Tensor[(0, 3), f32], Tensor[(3, 3), f32], Tensor[(n - 5, 3), f32]]");
   EXPECT_EQ(Infer("x: Tensor[ndim=2, f32]", "split(x, indices_or_sections=[2])"),
             "Tuple[Tensor[ndim=2, f32], Tensor[ndim=2, f32]]");
-  EXPECT_EQ(Infer("x: Tensor[(n, 6), f32]", "split(x, indices_or_sections=[4, 1], axis=1)"),
-            "error: function 'main', binding 'y': split: indices_or_sections [4, 1] must be non-negative and in increasing "
-            "order");
-  EXPECT_EQ(Infer("x: Tensor[(n, 6), f32]", "split(x, indices_or_sections=[2, 7], axis=-1)"),
-            "error: function 'main', binding 'y': split: cannot split x: Tensor[(n, 6), f32] at indices [2, 7] along axis 1 "
-            "(its extent is 6)");
-  EXPECT_EQ(Infer("x: Tensor[(n, 6), f32]", "split(x, indices_or_sections=[])"),
-            "error: function 'main', binding 'y': split: indices_or_sections [] gives one part; split needs at least two");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 6), f32]", "split(x, indices_or_sections=[4, 1], axis=1)"),
+      "error: function 'main', binding 'y': split: indices_or_sections [4, 1] must be non-negative and in increasing "
+      "order");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 6), f32]", "split(x, indices_or_sections=[2, 7], axis=-1)"),
+      "error: function 'main', binding 'y': split: cannot split x: Tensor[(n, 6), f32] at indices [2, 7] along axis 1 "
+      "(its extent is 6)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 6), f32]", "split(x, indices_or_sections=[])"),
+      "error: function 'main', binding 'y': split: indices_or_sections [] gives one part; split needs at least two");
 }
 
 TEST(ManipulationRuntime, SplitOfASymbolicExtentShorterThanTheLastIndexFailsToAllocate) {
@@ -225,7 +241,7 @@ std::string CallWithIntAttr(const std::string& op, const graph::StructInfo& x, c
   StatusOr<graph::StructInfo> inferred = def->infer(OpCall(*def, *node));
   if (!inferred.ok()) return "error: " + inferred.status().message();
   graph::Expr typed(std::make_shared<const graph::CallNode>(node->op, node->args, node->attrs,
-                                                             std::vector<graph::StructInfo>{}, *inferred));
+                                                            std::vector<graph::StructInfo>{}, *inferred));
   KernelBuilder builder(op);
   StatusOr<tir::Stmt> body = def->legalize(OpCall(*def, *typed.as<graph::CallNode>()), builder);
   if (!body.ok()) return "error: " + body.status().message();
@@ -274,9 +290,10 @@ prim_func @split(A: Buffer[(d0, 2), f32], Out0: Buffer[(n, 2), f32], Out1: Buffe
   }
 }
 )");
-  EXPECT_EQ(CallWithIntAttr("split", graph::TensorStructInfoNode::make({7, 4}, f32), "indices_or_sections", 2),
-            "error: split: cannot split x: Tensor[(7, 4), f32] into 2 equal sections along axis 0 (7 is not a multiple of "
-            "2)");
+  EXPECT_EQ(
+      CallWithIntAttr("split", graph::TensorStructInfoNode::make({7, 4}, f32), "indices_or_sections", 2),
+      "error: split: cannot split x: Tensor[(7, 4), f32] into 2 equal sections along axis 0 (7 is not a multiple of "
+      "2)");
   EXPECT_EQ(CallWithIntAttr("split", graph::TensorStructInfoNode::make({7, 4}, f32), "indices_or_sections", 0),
             "error: split: indices_or_sections 0 must be a positive number of sections");
   EXPECT_EQ(CallWithIntAttr("split", graph::TensorStructInfoNode::make({7, 4}, f32), "indices_or_sections", 1),
@@ -339,14 +356,16 @@ TEST(ManipulationInfer, StridedSliceFollowsPythonSlicing) {
 }
 
 TEST(ManipulationInfer, StridedSliceErrors) {
-  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1, 2], end=[3])"),
-            "error: function 'main', binding 'y': strided_slice: begin [1, 2], end [3], strides [1, 1] and axes [0, 1] must "
-            "have the same length");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1, 2], end=[3])"),
+      "error: function 'main', binding 'y': strided_slice: begin [1, 2], end [3], strides [1, 1] and axes [0, 1] must "
+      "have the same length");
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1], end=[3], strides=[0])"),
             "error: function 'main', binding 'y': strided_slice: strides [0] contain 0");
-  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1], end=[3], axes=[2])"),
-            "error: function 'main', binding 'y': strided_slice: axis 2 is out of range for a tensor of rank 2 (expected -2 "
-            "<= axis < 2)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1], end=[3], axes=[2])"),
+      "error: function 'main', binding 'y': strided_slice: axis 2 is out of range for a tensor of rank 2 (expected -2 "
+      "<= axis < 2)");
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1])"),
             "error: function 'main', binding 'y': strided_slice: missing attribute 'end' (a list of ints)");
 }
@@ -362,19 +381,22 @@ TEST(ManipulationInfer, Take) {
   EXPECT_EQ(Infer("x: Tensor[f32], i: Tensor[(k,), i64]", "take(x, i, axis=0)"), "Tensor[f32]");
   EXPECT_EQ(Infer("x: Tensor[(a, v), f32], i: Tensor[(k,), f32]", "take(x, i, axis=0)"),
             "error: function 'main', binding 'y': take: indices: Tensor[(k,), f32] must be an integer tensor");
-  EXPECT_EQ(Infer("x: Tensor[(a, v), f32], i: Tensor[(k,), i64]", "take(x, i, axis=2)"),
-            "error: function 'main', binding 'y': take: axis 2 is out of range for a tensor of rank 2 (expected -2 <= axis "
-            "< 2)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(a, v), f32], i: Tensor[(k,), i64]", "take(x, i, axis=2)"),
+      "error: function 'main', binding 'y': take: axis 2 is out of range for a tensor of rank 2 (expected -2 <= axis "
+      "< 2)");
 }
 
 TEST(ManipulationRuntime, TakeRejectsAnOutOfRangeIndexBeforeReadingAnything) {
   const std::string params = "x: Tensor[(v, 2), f32], i: Tensor[(k,), i64]";
   EXPECT_EQ(RunOnce(params, "take(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "2xi64=-1,0"}), "2x2xf32=5,6,1,2");
   EXPECT_EQ(RunOnce(params, "take(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "2xi64=0,3"}),
-            "error: compiled kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of x (extent v); "
+            "error: compiled kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of "
+            "x (extent v); "
             "indices must lie in [-v, v)");
   EXPECT_EQ(RunOnce(params, "take(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1xi64=-4"}),
-            "error: compiled kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of x (extent v); "
+            "error: compiled kernel 'take' failed: take: argument 'indices' holds an index out of range for axis 0 of "
+            "x (extent v); "
             "indices must lie in [-v, v)");
 }
 
@@ -384,9 +406,10 @@ TEST(ManipulationInfer, ExpandDimsAndSqueeze) {
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "expand_dims(x, axis=[0])"), "Tensor[(1, n, m), f32]");
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "expand_dims(x, axis=[-1, 1])"), "Tensor[(n, 1, m, 1), f32]");
   EXPECT_EQ(Infer("x: Tensor[ndim=2, f32]", "expand_dims(x, axis=[0])"), "Tensor[ndim=3, f32]");
-  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "expand_dims(x, axis=[3])"),
-            "error: function 'main', binding 'y': expand_dims: axis 3 is out of range for a tensor of rank 3 (expected -3 "
-            "<= axis < 3)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, m), f32]", "expand_dims(x, axis=[3])"),
+      "error: function 'main', binding 'y': expand_dims: axis 3 is out of range for a tensor of rank 3 (expected -3 "
+      "<= axis < 3)");
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "expand_dims(x, axis=[0, -4])"),
             "error: function 'main', binding 'y': expand_dims: axis 0 appears twice in attribute 'axis'");
 
@@ -397,9 +420,10 @@ TEST(ManipulationInfer, ExpandDimsAndSqueeze) {
   EXPECT_EQ(Infer("x: Tensor[(n, k), f32]", "squeeze(x, axis=[1])"), "Tensor[(n,), f32]");
   EXPECT_EQ(Infer("x: Tensor[ndim=3, f32]", "squeeze(x, axis=[1])"), "Tensor[ndim=2, f32]");
   EXPECT_EQ(Infer("x: Tensor[ndim=3, f32]", "squeeze(x)"), "Tensor[f32]");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "squeeze(x, axis=[1])"),
-            "error: function 'main', binding 'y': squeeze: cannot squeeze axis 1 of x: Tensor[(n, 4), f32]: its extent is "
-            "4, not 1");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "squeeze(x, axis=[1])"),
+      "error: function 'main', binding 'y': squeeze: cannot squeeze axis 1 of x: Tensor[(n, 4), f32]: its extent is "
+      "4, not 1");
 }
 
 TEST(ManipulationRuntime, SqueezeChecksASymbolicDimIsOne) {
@@ -417,16 +441,18 @@ TEST(ManipulationInfer, BroadcastTo) {
   EXPECT_EQ(Infer("x: Tensor[(3, 4), f32]", "broadcast_to(x, shape(3, 5))"),
             "error: function 'main', binding 'y': broadcast_to: cannot broadcast x: Tensor[(3, 4), f32] to (3, 5): "
             "dimension 1 of x is 4, not 1 or 5");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "broadcast_to(x, shape(4))"),
-            "error: function 'main', binding 'y': broadcast_to: cannot broadcast x: Tensor[(n, 4), f32] to a shape of rank "
-            "1: the target has fewer dimensions");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "broadcast_to(x, shape(4))"),
+      "error: function 'main', binding 'y': broadcast_to: cannot broadcast x: Tensor[(n, 4), f32] to a shape of rank "
+      "1: the target has fewer dimensions");
 }
 
 TEST(ManipulationRuntime, BroadcastToChecksSymbolicDims) {
   const std::string params = "x: Tensor[(k,), f32], like: Tensor[(n, 2), f32]";
   EXPECT_EQ(RunOnce(params, "broadcast_to(x, shape(n, 2))", {"1xf32=7", "2x2xf32=0,0,0,0"}), "2x2xf32=7,7,7,7");
   EXPECT_EQ(RunOnce(params, "broadcast_to(x, shape(n, 2))", {"3xf32=1,2,3", "2x2xf32=0,0,0,0"}),
-            "error: compiled kernel 'broadcast_to' failed: broadcast_to: argument 'x' dimension 0 must be 1 or 2 to broadcast");
+            "error: compiled kernel 'broadcast_to' failed: broadcast_to: argument 'x' dimension 0 must be 1 or 2 to "
+            "broadcast");
 }
 
 // ---- zeros, ones, full ---------------------------------------------------------

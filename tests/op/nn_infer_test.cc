@@ -45,8 +45,7 @@ TEST(NeuralNetworkInfer, Conv2dOutputDimsAreSymbolic) {
   const std::string params = "x: Tensor[(n, 3, h, w), f32], wt: Tensor[(8, 3, 3, 3), f32]";
   EXPECT_EQ(Infer(params, "conv2d(x, wt)"), "Tensor[(n, 8, h - 2, w - 2), f32]");
   EXPECT_EQ(Infer(params, "conv2d(x, wt, padding=[1, 1])"), "Tensor[(n, 8, h, w), f32]");
-  EXPECT_EQ(Infer(params, "conv2d(x, wt, strides=[2, 1], padding=[1, 0, 0, 2])"),
-            "Tensor[(n, 8, h // 2, w), f32]");
+  EXPECT_EQ(Infer(params, "conv2d(x, wt, strides=[2, 1], padding=[1, 0, 0, 2])"), "Tensor[(n, 8, h // 2, w), f32]");
   EXPECT_EQ(Infer(params, "conv2d(x, wt, padding=[1, 1], dilation=[2, 3])"), "Tensor[(n, 8, h - 2, w - 4), f32]");
   EXPECT_EQ(Infer("x: Tensor[(1, 3, 224, 224), f32], wt: Tensor[(64, 3, 7, 7), f32]",
                   "conv2d(x, wt, strides=[2, 2], padding=[3, 3])"),
@@ -173,24 +172,25 @@ TEST(NeuralNetworkInfer, NormalizationParametersMatchTheNormalizedDims) {
                   "v: Tensor[(c,), f32]",
                   "batch_norm(x, g, b, m, v)"),
             "Tensor[(n, c, h, w), f32]");
-  EXPECT_EQ(Infer("x: Tensor[f32], g: Tensor[(4,), f32], b: Tensor[(4,), f32]", "layer_norm(x, g, b)"),
-            "Tensor[f32]");
+  EXPECT_EQ(Infer("x: Tensor[f32], g: Tensor[(4,), f32], b: Tensor[(4,), f32]", "layer_norm(x, g, b)"), "Tensor[f32]");
   EXPECT_EQ(InferError("x: Tensor[(n, 4), f32], g: Tensor[(5,), f32], b: Tensor[(4,), f32]", "layer_norm(x, g, b)"),
             "layer_norm: gamma: Tensor[(5,), f32] must have the shape x.shape[1:] = (4,) of x: Tensor[(n, 4), f32]");
-  EXPECT_EQ(InferError("x: Tensor[(n, t, 4), f32], g: Tensor[(4,), f32], b: Tensor[(4,), f32]",
-                       "layer_norm(x, g, b, axis=1)"),
-            "layer_norm: gamma: Tensor[(4,), f32] must have the shape x.shape[1:] = (t, 4) of x: Tensor[(n, t, 4), f32]");
+  EXPECT_EQ(
+      InferError("x: Tensor[(n, t, 4), f32], g: Tensor[(4,), f32], b: Tensor[(4,), f32]",
+                 "layer_norm(x, g, b, axis=1)"),
+      "layer_norm: gamma: Tensor[(4,), f32] must have the shape x.shape[1:] = (t, 4) of x: Tensor[(n, t, 4), f32]");
   EXPECT_EQ(InferError("x: Tensor[(n, 4), f32], g: Tensor[(4,), f32], b: Tensor[(4,), f16]", "layer_norm(x, g, b)"),
             "layer_norm: x: Tensor[(n, 4), f32] and beta: Tensor[(4,), f16] have different dtypes (f32 vs f16); cast "
             "one of them");
-  EXPECT_EQ(InferError("x: Tensor[(n, 4), f32], g: Tensor[(4,), f32], b: Tensor[(4,), f32]",
-                       "layer_norm(x, g, b, axis=-3)"),
-            "layer_norm: axis -3 is out of range for a tensor of rank 2 (expected -2 <= axis < 2)");
-  EXPECT_EQ(InferError("x: Tensor[(n, 3, h, w), f32], g: Tensor[(3,), f32], b: Tensor[(3,), f32], "
-                       "m: Tensor[(3,), f32], v: Tensor[(3, 1), f32]",
-                       "batch_norm(x, g, b, m, v)"),
-            "batch_norm: moving_var: Tensor[(3, 1), f32] must have the shape (x.shape[1],) = (3,) of x: Tensor[(n, 3, h, w), "
-            "f32]");
+  EXPECT_EQ(
+      InferError("x: Tensor[(n, 4), f32], g: Tensor[(4,), f32], b: Tensor[(4,), f32]", "layer_norm(x, g, b, axis=-3)"),
+      "layer_norm: axis -3 is out of range for a tensor of rank 2 (expected -2 <= axis < 2)");
+  EXPECT_EQ(
+      InferError("x: Tensor[(n, 3, h, w), f32], g: Tensor[(3,), f32], b: Tensor[(3,), f32], "
+                 "m: Tensor[(3,), f32], v: Tensor[(3, 1), f32]",
+                 "batch_norm(x, g, b, m, v)"),
+      "batch_norm: moving_var: Tensor[(3, 1), f32] must have the shape (x.shape[1],) = (3,) of x: Tensor[(n, 3, h, w), "
+      "f32]");
   EXPECT_EQ(InferError("x: Tensor[(n, 3), f32], g: Tensor[(3,), f32], b: Tensor[(3,), f32], m: Tensor[(3,), f32]",
                        "batch_norm(x, g, b, m)"),
             "batch_norm: expected 5 arguments (x, gamma, beta, moving_mean, moving_var), got 4");
@@ -227,13 +227,15 @@ TEST(NeuralNetworkRuntime, KernelsCheckWhatTheStructInfoCouldNotProve) {
   EXPECT_EQ(RunError("x: Tensor[(n, 2, h, w), f32], wt: Tensor[(o, 1, 1, 1), f32]", "conv2d(x, wt, groups=2)",
                      {Ones({1, 2, 2, 2}), Ones({3, 1, 1, 1})}),
             "compiled kernel 'conv2d' failed: conv2d: output channels of weight (o) must be divisible by groups (2)");
-  EXPECT_EQ(RunError("x: Tensor[(n, d), f32], g: Tensor[(k,), f32], b: Tensor[(d,), f32]", "layer_norm(x, g, b)",
-                     {Ones({2, 3}), Ones({2}), Ones({3})}),
-            "compiled kernel 'layer_norm' failed: layer_norm: dimension 0 of gamma (k) must equal dimension 1 of x (d)");
-  EXPECT_EQ(RunError("x: Tensor[(n, c), f32], g: Tensor[(c,), f32], b: Tensor[(c,), f32], m: Tensor[(c,), f32], "
-                     "v: Tensor[(k,), f32]",
-                     "batch_norm(x, g, b, m, v, axis=1)", {Ones({2, 3}), Ones({3}), Ones({3}), Ones({3}), Ones({4})}),
-            "compiled kernel 'batch_norm' failed: batch_norm: dimension 0 of moving_var (k) must equal dimension 1 of x (c)");
+  EXPECT_EQ(
+      RunError("x: Tensor[(n, d), f32], g: Tensor[(k,), f32], b: Tensor[(d,), f32]", "layer_norm(x, g, b)",
+               {Ones({2, 3}), Ones({2}), Ones({3})}),
+      "compiled kernel 'layer_norm' failed: layer_norm: dimension 0 of gamma (k) must equal dimension 1 of x (d)");
+  EXPECT_EQ(
+      RunError("x: Tensor[(n, c), f32], g: Tensor[(c,), f32], b: Tensor[(c,), f32], m: Tensor[(c,), f32], "
+               "v: Tensor[(k,), f32]",
+               "batch_norm(x, g, b, m, v, axis=1)", {Ones({2, 3}), Ones({3}), Ones({3}), Ones({3}), Ones({4})}),
+      "compiled kernel 'batch_norm' failed: batch_norm: dimension 0 of moving_var (k) must equal dimension 1 of x (c)");
   // The same programs at consistent shapes run.
   EXPECT_EQ(RunError("x: Tensor[(n, c, h, w), f32], wt: Tensor[(2, 3, 1, 1), f32]", "conv2d(x, wt)",
                      {Ones({1, 3, 2, 2}), Ones({2, 3, 1, 1})}),

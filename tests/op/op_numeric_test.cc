@@ -3,10 +3,10 @@
 // program and several runs at different shapes. The program is compiled once
 // through the default pipeline (LegalizeOps generates the kernels) and each run
 // must match numpy within the case's tolerance.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "compiler/driver/compile.h"
 #include "vm/executable.h"

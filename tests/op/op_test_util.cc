@@ -1,9 +1,9 @@
 // Operator test helpers; see op_test_util.h.
 #include "tests/op/op_test_util.h"
 
-#include <gtest/gtest.h>
-
 #include <regex>
+
+#include <gtest/gtest.h>
 
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"

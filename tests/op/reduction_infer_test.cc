@@ -30,15 +30,17 @@ TEST(ReductionInfer, UnknownDimsAndRank) {
 }
 
 TEST(ReductionInfer, ErrorsNameTheOperatorAttributeAndShape) {
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "sum(x, axes=[2])"),
-            "error: function 'main', binding 'y': sum: axis 2 is out of range for a tensor of rank 2 (expected -2 <= axis "
-            "< 2)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), f32]", "sum(x, axes=[2])"),
+      "error: function 'main', binding 'y': sum: axis 2 is out of range for a tensor of rank 2 (expected -2 <= axis "
+      "< 2)");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "sum(x, axes=[1, -1])"),
             "error: function 'main', binding 'y': sum: axis 1 appears twice in attribute 'axes'");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), i32]", "mean(x, axes=[1])"),
             "error: function 'main', binding 'y': mean: x: Tensor[(n, 4), i32] must be a float tensor");
-  EXPECT_EQ(Infer("x: Tensor[(n, 4), bool]", "max(x)"),
-            "error: function 'main', binding 'y': max: x: Tensor[(n, 4), bool] must be a numeric tensor; cast it first");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 4), bool]", "max(x)"),
+      "error: function 'main', binding 'y': max: x: Tensor[(n, 4), bool] must be a numeric tensor; cast it first");
   EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "sum(x, keepdims=1)"),
             "error: function 'main', binding 'y': sum: attribute 'keepdims' must be a bool, got an int");
   EXPECT_EQ(Infer("s: Shape[(n, 4)]", "min(s)"),

@@ -1,10 +1,10 @@
 // Corrupt and hostile executables: every one is refused with a one-line error
 // naming the section and index, or (when a damaged file still verifies) runs
 // without crashing or hanging. Run under ASan (build-vm-asan) as well.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstring>
+
+#include <gtest/gtest.h>
 
 #include "serialization/format_version.h"
 #include "serialization/reader.h"
@@ -392,8 +392,7 @@ TEST(CorruptFileTest, DevicesAndDeviceFunctionsAreChecked) {
   };
   EXPECT_EQ(with_device("sim_npu", 0, "dense"), "");
   EXPECT_EQ(with_device("sim_npu", 1, "dense"), "functions[0] 'npu.kernel': device_index 1 out of range (1 devices)");
-  EXPECT_EQ(with_device("sim_npu", -1, "dense"),
-            "functions[0] 'npu.kernel': device_index -1 out of range (1 devices)");
+  EXPECT_EQ(with_device("sim_npu", -1, "dense"), "functions[0] 'npu.kernel': device_index -1 out of range (1 devices)");
   EXPECT_EQ(with_device("sim_npu", 0, ""),
             "functions[0] 'npu.kernel': device function has no device kernel name (symbol)");
   EXPECT_EQ(with_device("../../tmp/evil", 0, "dense"),
@@ -453,8 +452,7 @@ TEST(CorruptFileTest, EntryPointsAndModulesAreChecked) {
   EXPECT_EQ(LoadError(b.Write()), "entry_points[0]: functions[0] 'vm.builtin.null' is not a bytecode function");
   ExecutableBuilder m;
   m.spec.native_modules.push_back(serialization::NativeModuleSpec{"pe-dll", "", "", {1}, {}, {}, ""});
-  EXPECT_EQ(LoadError(m.Write()),
-            "native_modules[0]: unsupported format 'pe-dll' (expected 'elf-shared-object')");
+  EXPECT_EQ(LoadError(m.Write()), "native_modules[0]: unsupported format 'pe-dll' (expected 'elf-shared-object')");
   m.spec.native_modules[0] = serialization::NativeModuleSpec{};
   EXPECT_EQ(LoadError(m.Write()), "native_modules[0]: no code");
 }
@@ -514,11 +512,14 @@ TEST(CorruptFileTest, HostileProgramsFailAtRunTimeWithoutCrashing) {
   auto r2 = machine.Invoke("big_heap", {});
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.status().message(),
-            "functions[6] 'big_heap': instruction at word 0 (call): vm.builtin.alloc_shape_heap: size 18014398509481984 out of range (0 to 16777216)");
+            "functions[6] 'big_heap': instruction at word 0 (call): vm.builtin.alloc_shape_heap: size "
+            "18014398509481984 out of range (0 to 16777216)");
   Value x = Value::FromInt(0);
   auto r3 = machine.Invoke("write_constant", std::span<const Value>(&x, 1));
   ASSERT_FALSE(r3.ok());
-  EXPECT_EQ(r3.status().message(), "functions[7] 'write_constant': instruction at word 0 (call): vm.builtin.match_shape: the shape heap is a read-only constant");
+  EXPECT_EQ(r3.status().message(),
+            "functions[7] 'write_constant': instruction at word 0 (call): vm.builtin.match_shape: the shape heap is a "
+            "read-only constant");
 }
 
 }  // namespace

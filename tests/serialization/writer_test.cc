@@ -1,9 +1,9 @@
 // WriteExecutable and the reader: layout, alignment and round trips of the file format.
 #include "serialization/writer.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
+
+#include <gtest/gtest.h>
 
 #include "serialization/reader.h"
 #include "tests/vm/executable_builder.h"
@@ -91,8 +91,7 @@ TEST(WriterTest, RoundTripsEveryField) {
   auto dims = exe->constants()->Get(0)->value_as_ShapeConstant()->dims();
   EXPECT_EQ(std::vector<int64_t>(dims->begin(), dims->end()), (std::vector<int64_t>{2, -1}));
   EXPECT_EQ(exe->constants()->Get(1)->value_as_FloatConstant()->value(), 2.5);
-  EXPECT_EQ(exe->constants()->Get(2)->value_as_DataTypeConstant()->code(),
-            static_cast<uint8_t>(DataType::Code::kBool));
+  EXPECT_EQ(exe->constants()->Get(2)->value_as_DataTypeConstant()->code(), static_cast<uint8_t>(DataType::Code::kBool));
   const fb::NativeModule* module = exe->native_modules()->Get(0);
   EXPECT_EQ(module->format()->str(), "elf-shared-object");
   EXPECT_EQ(module->cpu()->str(), "znver4");

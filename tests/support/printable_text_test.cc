@@ -20,9 +20,9 @@ TEST(PrintableTextTest, ControlBytesAreEscaped) {
 TEST(PrintableTextTest, ValidUtf8IsKeptAndBrokenUtf8Escaped) {
   EXPECT_EQ(PrintableText("gewicht_ä_张量_𝛼"), "gewicht_ä_张量_𝛼");
   EXPECT_EQ(PrintableText("\xff\xfe"), "\\xff\\xfe");
-  EXPECT_EQ(PrintableText("\xc3"), "\\xc3");                  // truncated sequence
-  EXPECT_EQ(PrintableText("\xc0\xaf"), "\\xc0\\xaf");         // overlong '/'
-  EXPECT_EQ(PrintableText("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // UTF-16 surrogate
+  EXPECT_EQ(PrintableText("\xc3"), "\\xc3");                             // truncated sequence
+  EXPECT_EQ(PrintableText("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(PrintableText("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // UTF-16 surrogate
   EXPECT_EQ(PrintableText("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
 }
 

@@ -1,9 +1,9 @@
 // Status: codes travel with errors through context and copies.
 #include "support/status.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 namespace strata {
 namespace {
@@ -46,10 +46,16 @@ TEST(StatusTest, StatusOrCarriesTheCode) {
 }
 
 TEST(StatusTest, EveryCodeHasADistinctName) {
-  const StatusCode codes[] = {StatusCode::kOk,           StatusCode::kInvalidArgument, StatusCode::kNotFound,
-                              StatusCode::kOutOfRange,   StatusCode::kDataLoss,        StatusCode::kUnimplemented,
-                              StatusCode::kResourceExhausted, StatusCode::kFailedPrecondition,
-                              StatusCode::kCancelled,    StatusCode::kInternal};
+  const StatusCode codes[] = {StatusCode::kOk,
+                              StatusCode::kInvalidArgument,
+                              StatusCode::kNotFound,
+                              StatusCode::kOutOfRange,
+                              StatusCode::kDataLoss,
+                              StatusCode::kUnimplemented,
+                              StatusCode::kResourceExhausted,
+                              StatusCode::kFailedPrecondition,
+                              StatusCode::kCancelled,
+                              StatusCode::kInternal};
   std::set<std::string_view> names;
   for (StatusCode code : codes) names.insert(StatusCodeName(code));
   EXPECT_EQ(names.size(), std::size(codes));

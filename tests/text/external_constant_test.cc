@@ -1,9 +1,9 @@
 // Constants stored outside the text: const(SI, file("name.bin", offset)), what
 // --dump-ir writes for large weights, parses back to the same module.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
@@ -18,9 +18,8 @@ namespace fs = std::filesystem;
 class ExternalConstant : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("strata_external_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("strata_external_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -72,7 +71,8 @@ TEST_F(ExternalConstant, MissingOrShortFilesAreErrorsWithALocation) {
       "func @main() -> Tensor[(4,), f32] {\n  y = const(Tensor[(4,), f32], file(\"short.bin\", x))\n  return y\n}\n";
   auto c = ParseModule(bad_offset, Sir());
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.status().message(), Sir() + ":2:50: error: expected the byte offset of the constant in the file, found 'x'");
+  EXPECT_EQ(c.status().message(),
+            Sir() + ":2:50: error: expected the byte offset of the constant in the file, found 'x'");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Parser errors: each bad input must be rejected at the exact line and column of
 // the problem, with a message that says what was expected or what is wrong.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/parser.h"
 #include "tests/text/text_test_util.h"

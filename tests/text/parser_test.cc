@@ -2,11 +2,11 @@
 // and IR agree with each other; these show that they agree with the spec).
 #include "compiler/ir/parser.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <limits>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"

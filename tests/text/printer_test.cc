@@ -3,11 +3,11 @@
 // variables sharing a name, names that are keywords or not identifiers.
 #include "compiler/ir/printer.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/parser.h"
 #include "compiler/ir/structural_equal.h"

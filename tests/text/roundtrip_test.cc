@@ -1,12 +1,12 @@
 // Round trips of whole modules: parse -> print -> parse gives a structurally
 // equal module, printing is a fixed point, and the case files are already in
 // canonical form (so the printer's output for them is checked line by line).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"

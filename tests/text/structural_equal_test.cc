@@ -2,10 +2,10 @@
 // kind of difference detected, and the why_not path that locates it.
 #include "compiler/ir/structural_equal.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/parser.h"
 #include "tests/text/text_test_util.h"

@@ -2,11 +2,11 @@
 // with the error surfaced in the test log.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/module.h"
 #include "compiler/ir/parser.h"

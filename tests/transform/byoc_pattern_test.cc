@@ -41,7 +41,8 @@ struct Block {
 };
 
 Block MainBlock() {
-  Block block{transform::testing::RunPasses(transform::testing::Parse(kModule), {"Normalize"}).value(), nullptr, nullptr};
+  Block block{transform::testing::RunPasses(transform::testing::Parse(kModule), {"Normalize"}).value(), nullptr,
+              nullptr};
   block.body = block.module.GetGraphFunction("main")->body.as<graph::SeqExprNode>();
   block.matcher = std::make_unique<BlockMatcher>(block.body->blocks[0].bindings, std::set<const graph::VarNode*>{});
   return block;
@@ -66,7 +67,10 @@ TEST(PatternTest, OpsConstantsDtypesAndCombinators) {
   EXPECT_TRUE(m.MatchBinding(IsOp("add", {same, same}), b.Index("q")));
   EXPECT_FALSE(m.MatchBinding(IsOp("add", {same, same}), b.Index("s")));
   // A predicate sees the matched value.
-  EXPECT_FALSE(m.MatchBinding(any_add.Where([](const graph::Expr& e) { return e->struct_info.as<graph::TensorStructInfoNode>()->dtype == DataType::F32(); }), b.Index("q")));
+  EXPECT_FALSE(m.MatchBinding(any_add.Where([](const graph::Expr& e) {
+    return e->struct_info.as<graph::TensorStructInfoNode>()->dtype == DataType::F32();
+  }),
+                              b.Index("q")));
   // The match reports what it covers: relu and the add it looked through.
   auto match = m.MatchBinding(IsOp("relu", {IsOp("add", {Wildcard(), IsConst()})}), b.Index("u"));
   ASSERT_TRUE(match);
@@ -95,9 +99,11 @@ TEST(FuseOpsByPatternTest, NeverSwallowsAnEscapingIntermediateNorCreatesACycle) 
   ASSERT_TRUE(fused.ok()) << fused.status().message();
   EXPECT_EQ(ir::PrintModule(fused.value()), ir::PrintModule(module));
   // The same pattern where the intermediate stays inside fuses.
-  auto relu_add = FuseOpsByPattern(module, {{"user.relu_add", IsOp("relu", {IsOp("add", {Wildcard(), IsConst()})}), {}, nullptr}});
+  auto relu_add =
+      FuseOpsByPattern(module, {{"user.relu_add", IsOp("relu", {IsOp("add", {Wildcard(), IsConst()})}), {}, nullptr}});
   ASSERT_TRUE(relu_add.ok());
-  EXPECT_NE(ir::PrintModule(relu_add.value()).find("u: Tensor[(n, 8), f32] = @user_relu_add_0(x, const("), std::string::npos)
+  EXPECT_NE(ir::PrintModule(relu_add.value()).find("u: Tensor[(n, 8), f32] = @user_relu_add_0(x, const("),
+            std::string::npos)
       << ir::PrintModule(relu_add.value());
 }
 

@@ -18,8 +18,6 @@
 // To regenerate the expected files after an intended change, run with
 // STRATA_UPDATE_GOLDEN=1 (then read the diff before committing):
 //     STRATA_UPDATE_GOLDEN=1 build/tests/transform_tests --gtest_filter='Golden*'
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -28,9 +26,11 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "compiler/driver/pipeline.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
-#include "compiler/driver/pipeline.h"
 #include "compiler/transform/pass.h"
 
 namespace strata::transform {

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "compiler/driver/pipeline.h"
 #include "compiler/backend/vm/vm_codegen.h"
+#include "compiler/driver/pipeline.h"
 #include "tests/transform/test_util.h"
 
 namespace strata::transform {
@@ -40,8 +40,8 @@ TEST(PassRegistryTest, TransformPassesAreRegisteredWithoutTheLayersAbove) {
 TEST(PassRegistryTest, TheDriverRegistersTheUpperLayersPasses) {
   driver::RegisterCompilerPasses();
   driver::RegisterCompilerPasses();  // idempotent
-  for (const char* name : {"VMShapeLower", "KillAfterLastUse", "FoldConstants", "MergeCompositeFunctions",
-                           "RunCodegen", "FuseOpsByPattern[dnnl]"}) {
+  for (const char* name : {"VMShapeLower", "KillAfterLastUse", "FoldConstants", "MergeCompositeFunctions", "RunCodegen",
+                           "FuseOpsByPattern[dnnl]"}) {
     StatusOr<Pass> pass = GetPass(name);
     ASSERT_TRUE(pass.ok()) << name;
     EXPECT_EQ(pass->name, name);
@@ -86,14 +86,15 @@ TEST(PipelineTest, CallbackSeesEveryPassAndWhetherItChangedTheModule) {
   StatusOr<Pipeline> pipeline = Pipeline::FromNames({"Normalize", "Normalize", "WellFormed", "CallTIRRewrite"});
   ASSERT_TRUE(pipeline.ok());
   std::vector<std::tuple<size_t, std::string, bool>> seen;
-  pipeline->SetAfterPassCallback([&](size_t index, const std::string& name, const ir::IRModule& module,
-                                     bool changed) { seen.emplace_back(index, name, changed); });
+  pipeline->SetAfterPassCallback([&](size_t index, const std::string& name, const ir::IRModule& module, bool changed) {
+    seen.emplace_back(index, name, changed);
+  });
   StatusOr<ir::IRModule> result = pipeline->Run(Parse(kProgram));
   ASSERT_TRUE(result.ok()) << result.status().message();
-  EXPECT_EQ(seen, (std::vector<std::tuple<size_t, std::string, bool>>{{0, "Normalize", true},
-                                                                      {1, "Normalize", false},
-                                                                      {2, "WellFormed", false},
-                                                                      {3, "CallTIRRewrite", true}}));
+  EXPECT_EQ(
+      seen,
+      (std::vector<std::tuple<size_t, std::string, bool>>{
+          {0, "Normalize", true}, {1, "Normalize", false}, {2, "WellFormed", false}, {3, "CallTIRRewrite", true}}));
   ASSERT_EQ(pipeline->timings().size(), 4u);
   EXPECT_EQ(pipeline->timings()[3].name, "CallTIRRewrite");
   EXPECT_GE(pipeline->timings()[3].milliseconds, 0.0);

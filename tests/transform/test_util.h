@@ -1,17 +1,17 @@
 // Helpers for the pass tests: parse text IR, run passes by name, find bindings.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "compiler/analysis/graph_util.h"
+#include "compiler/driver/pipeline.h"
 #include "compiler/ir/graph.h"
 #include "compiler/ir/module.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
-#include "compiler/analysis/graph_util.h"
-#include "compiler/driver/pipeline.h"
 #include "compiler/transform/pass.h"
 
 namespace strata::transform::testing {
@@ -73,7 +73,7 @@ inline std::string SInfoOf(const ir::IRModule& module, const std::string& func, 
 
 // The calls to library function `name` (call_packed) in `func`, in program order.
 inline std::vector<analysis::PackedCall> PackedCalls(const ir::IRModule& module, const std::string& func,
-                                                      const std::string& name) {
+                                                     const std::string& name) {
   std::vector<analysis::PackedCall> calls;
   for (const graph::Binding& b : Bindings(module, func)) {
     analysis::PackedCall call;

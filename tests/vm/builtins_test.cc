@@ -44,12 +44,11 @@ Value D(DataType d) { return Value::FromDataType(d); }
 
 TEST(BuiltinsTest, EveryContractBuiltinIsRegistered) {
   RegisterBuiltins();
-  for (const char* name :
-       {"vm.builtin.shape_of", "vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info",
-        "vm.builtin.check_shape_info", "vm.builtin.check_prim_info", "vm.builtin.check_tuple_info",
-        "vm.builtin.match_shape", "vm.builtin.make_shape", "vm.builtin.alloc_storage",
-        "vm.builtin.alloc_tensor_from_storage", "vm.builtin.alloc_tensor", "vm.builtin.tuple",
-        "vm.builtin.tuple_getitem", "vm.builtin.copy", "vm.builtin.null", "strata.blas.matmul"}) {
+  for (const char* name : {"vm.builtin.shape_of", "vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info",
+                           "vm.builtin.check_shape_info", "vm.builtin.check_prim_info", "vm.builtin.check_tuple_info",
+                           "vm.builtin.match_shape", "vm.builtin.make_shape", "vm.builtin.alloc_storage",
+                           "vm.builtin.alloc_tensor_from_storage", "vm.builtin.alloc_tensor", "vm.builtin.tuple",
+                           "vm.builtin.tuple_getitem", "vm.builtin.copy", "vm.builtin.null", "strata.blas.matmul"}) {
     EXPECT_TRUE(LookupLibraryFunction(name).has_value()) << name;
   }
 }
@@ -84,11 +83,11 @@ TEST(BuiltinsTest, MatchShapeStoresChecksAndReportsMismatches) {
   EXPECT_EQ(CallError("vm.builtin.match_shape",
                       {Value::FromShape({3, 6}), heap, I(2), I(2), I(0), S("n"), I(2), I(1), S("m"), ctx}),
             "f: parameter 'x' (match_shape): dimension 1 expected m = 5, got 6");
-  EXPECT_EQ(CallError("vm.builtin.match_shape", {Value::FromShape({3, 7}), heap, I(2), I(2), I(0), S("n"), I(0),
-                                                 I(4), S("4"), ctx}),
+  EXPECT_EQ(CallError("vm.builtin.match_shape",
+                      {Value::FromShape({3, 7}), heap, I(2), I(2), I(0), S("n"), I(0), I(4), S("4"), ctx}),
             "f: parameter 'x' (match_shape): dimension 1 expected 4, got 7");
-  EXPECT_EQ(CallError("vm.builtin.match_shape", {Value::FromShape({3}), heap, I(2), I(2), I(0), S("n"), I(0), I(4),
-                                                 S("4"), ctx}),
+  EXPECT_EQ(CallError("vm.builtin.match_shape",
+                      {Value::FromShape({3}), heap, I(2), I(2), I(0), S("n"), I(0), I(4), S("4"), ctx}),
             "f: parameter 'x' (match_shape): expected rank 2, got rank 1 (shape (3,))");
   EXPECT_EQ(CallError("vm.builtin.match_shape", {I(1), heap, I(1), I(1), I(0), S("n"), ctx}),
             "f: parameter 'x' (match_shape): expected a Tensor or Shape, got Int 1");
@@ -146,8 +145,8 @@ TEST(BuiltinsTest, StorageAndTensorAllocation) {
   ASSERT_TRUE(storage.ok()) << storage.status().message();
   ASSERT_TRUE(storage->is_storage());
   EXPECT_EQ(reinterpret_cast<uintptr_t>(storage->storage()->data()) % 64, 0u);
-  auto view = Call("vm.builtin.alloc_tensor_from_storage",
-                   {*storage, I(512), Value::FromShape({8, 16}), D(DataType::F32())});
+  auto view =
+      Call("vm.builtin.alloc_tensor_from_storage", {*storage, I(512), Value::FromShape({8, 16}), D(DataType::F32())});
   ASSERT_TRUE(view.ok()) << view.status().message();
   EXPECT_EQ(view->tensor()->data(), static_cast<uint8_t*>(storage->storage()->data()) + 512);
   EXPECT_EQ(CallError("vm.builtin.alloc_tensor_from_storage",

@@ -2,9 +2,9 @@
 // this CPU lacks is refused at load time instead of dying of SIGILL.
 #include "vm/cpu_features.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
+
+#include <gtest/gtest.h>
 
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"

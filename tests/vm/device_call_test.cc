@@ -3,9 +3,9 @@
 // bytecode copies tensors to the device, launches device kernels and copies the
 // result back; constants are uploaded once; errors name the device, the kernel
 // and what is wrong, and the VM stays usable.
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
@@ -193,7 +193,8 @@ TEST_F(DeviceCallTest, InspectListsTheDevicesAndWhereEachKernelRuns) {
   auto exe = Executable::LoadFromBytes(DenseOnNpu(), inspect);
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   std::string text = DescribeExecutable(**exe);
-  EXPECT_NE(text.find("devices (1):\n  [0] sim_npu  options \"memory=4M\"  1 device kernel"), std::string::npos) << text;
+  EXPECT_NE(text.find("devices (1):\n  [0] sim_npu  options \"memory=4M\"  1 device kernel"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("sim_npu.dense_bias_relu  device kernel  dense_bias_relu on device sim_npu"), std::string::npos)
       << text;
 }

@@ -1,11 +1,10 @@
 // The `strata inspect` description of an executable.
-#include "vm/executable_description.h"
-
 #include <gtest/gtest.h>
 
 #include "serialization/format_version.h"
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
+#include "vm/executable_description.h"
 
 namespace strata::testing {
 namespace {

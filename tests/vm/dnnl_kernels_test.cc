@@ -1,17 +1,17 @@
 // The oneDNN library kernels (kernels/dnnl.h), called through the registry and compared
 // with the numpy references of tests/fixtures/dnnl (scripts/fixtures/dnnl_kernels.py).
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "kernels/dnnl.h"
 #include "tests/vm/test_util.h"
-#include "vm/tensor_io/npy.h"
 #include "vm/registry.h"
+#include "vm/tensor_io/npy.h"
 #include "vm/tensor_io/tensor_compare.h"
 #include "vm/value.h"
 
@@ -153,8 +153,8 @@ TEST(DnnlMatmulTest, SharedBatchedAndBroadcastB) {
 }
 
 TEST(DnnlConv2dTest, PaddingStridesDilationAndGroups) {
-  for (const char* c : {"conv2d_pad_asymmetric", "conv2d_stride2", "conv2d_dilation2", "conv2d_mixed",
-                        "conv2d_groups2", "conv2d_depthwise", "conv2d_depthwise_x2", "conv2d_1x1"}) {
+  for (const char* c : {"conv2d_pad_asymmetric", "conv2d_stride2", "conv2d_dilation2", "conv2d_mixed", "conv2d_groups2",
+                        "conv2d_depthwise", "conv2d_depthwise_x2", "conv2d_1x1"}) {
     RunCase(ConvFunction(c), c, {"x", "w"}, "y");
   }
 }
@@ -181,8 +181,10 @@ TEST(DnnlConv2dTest, ThreadsShareTheCachedPrimitive) {
       for (int i = 0; i < 20 && failures[t].empty(); ++i) {
         Status status = Call("strata.dnnl.conv2d_bias_relu", args);
         auto cmp = CompareTensors(*args.back().tensor(), *expected, Tolerance{1e-4, 1e-5});
-        if (!status.ok()) failures[t] = status.message();
-        else if (!cmp.ok() || !cmp->ok()) failures[t] = "mismatch in run " + std::to_string(i);
+        if (!status.ok())
+          failures[t] = status.message();
+        else if (!cmp.ok() || !cmp->ok())
+          failures[t] = "mismatch in run " + std::to_string(i);
       }
     });
   }
@@ -194,13 +196,14 @@ TEST(DnnlConv2dTest, ThreadsShareTheCachedPrimitive) {
 
 TEST(DnnlEmptyTest, BatchZeroGivesAnEmptyOutput) {
   EXPECT_TRUE(Call("strata.dnnl.dense", {EmptyF32({0, 24}), Zeros({16, 24}), EmptyF32({0, 16})}).ok());
-  EXPECT_TRUE(Call("strata.dnnl.dense_bias_relu",
-                   {EmptyF32({0, 3, 24}), Zeros({16, 24}), Zeros({16}), EmptyF32({0, 3, 16})}).ok());
+  EXPECT_TRUE(
+      Call("strata.dnnl.dense_bias_relu", {EmptyF32({0, 3, 24}), Zeros({16, 24}), Zeros({16}), EmptyF32({0, 3, 16})})
+          .ok());
   EXPECT_TRUE(Call("strata.dnnl.matmul", {EmptyF32({0, 5, 12}), Zeros({12, 7}), EmptyF32({0, 5, 7})}).ok());
   EXPECT_TRUE(Call("strata.dnnl.matmul", {EmptyF32({2, 0, 12}), Zeros({1, 12, 7}), EmptyF32({2, 0, 7})}).ok());
   EXPECT_TRUE(Call("strata.dnnl.conv2d", ConvArgs(EmptyF32({0, 4, 9, 10}), Zeros({6, 4, 3, 3}),
-                                                  ConvAttrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1),
-                                                  EmptyF32({0, 6, 9, 10}))).ok());
+                                                  ConvAttrs({1, 1}, {1, 1, 1, 1}, {1, 1}, 1), EmptyF32({0, 6, 9, 10})))
+                  .ok());
   // A batch-0 shape that was never run must still be checked.
   EXPECT_EQ(CallError("strata.dnnl.dense", {EmptyF32({0, 24}), Zeros({16, 24}), EmptyF32({0, 15})}),
             "strata.dnnl.dense: output Y is (0, 15), expected X's (0, 24) with the last dimension 16");
@@ -210,8 +213,7 @@ TEST(DnnlEmptyTest, EmptyReductionGivesTheBias) {
   Value y = NanOutput(std::vector<int64_t>{2, 3});
   ASSERT_TRUE(Call("strata.dnnl.dense_bias", {EmptyF32({2, 0}), EmptyF32({3, 0}), F32({3}, {1, -2, 3}), y}).ok());
   EXPECT_EQ(testing::ToFloats(y), (std::vector<float>{1, -2, 3, 1, -2, 3}));
-  ASSERT_TRUE(
-      Call("strata.dnnl.dense_bias_relu", {EmptyF32({2, 0}), EmptyF32({3, 0}), F32({3}, {1, -2, 3}), y}).ok());
+  ASSERT_TRUE(Call("strata.dnnl.dense_bias_relu", {EmptyF32({2, 0}), EmptyF32({3, 0}), F32({3}, {1, -2, 3}), y}).ok());
   EXPECT_EQ(testing::ToFloats(y), (std::vector<float>{1, 0, 3, 1, 0, 3}));
   ASSERT_TRUE(Call("strata.dnnl.dense", {EmptyF32({2, 0}), EmptyF32({3, 0}), y}).ok());
   EXPECT_EQ(testing::ToFloats(y), (std::vector<float>(6, 0.0f)));
@@ -222,9 +224,9 @@ TEST(DnnlEmptyTest, EmptyReductionGivesTheBias) {
 
   // No input channels: every output pixel is its channel's bias.
   Value out = NanOutput(std::vector<int64_t>{1, 2, 2, 2});
-  ASSERT_TRUE(Call("strata.dnnl.conv2d_bias", {EmptyF32({1, 0, 4, 4}), EmptyF32({2, 0, 3, 3}), F32({2}, {0.5f, -1}),
-                                               Value::FromShape({1, 1}), Value::FromShape({0, 0, 0, 0}),
-                                               Value::FromShape({1, 1}), Value::FromInt(1), out})
+  ASSERT_TRUE(Call("strata.dnnl.conv2d_bias",
+                   {EmptyF32({1, 0, 4, 4}), EmptyF32({2, 0, 3, 3}), F32({2}, {0.5f, -1}), Value::FromShape({1, 1}),
+                    Value::FromShape({0, 0, 0, 0}), Value::FromShape({1, 1}), Value::FromInt(1), out})
                   .ok());
   EXPECT_EQ(testing::ToFloats(out), (std::vector<float>{0.5f, 0.5f, 0.5f, 0.5f, -1, -1, -1, -1}));
 }
@@ -238,10 +240,10 @@ TEST(DnnlErrorsTest, ArgumentCountAndKinds) {
             "strata.dnnl.dense_bias_relu expects 4 arguments (X, W, b, Y), got 3");
   EXPECT_EQ(CallError("strata.dnnl.matmul", {Zeros({2, 3}), Zeros({3, 2}), Zeros({2, 2}), Zeros({2, 2})}),
             "strata.dnnl.matmul expects 3 arguments (A, B, C), got 4");
-  EXPECT_EQ(CallError("strata.dnnl.conv2d_bias",
-                      ConvArgs(Zeros({1, 3, 5, 5}), Zeros({4, 3, 3, 3}), ConvAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 1),
-                               Zeros({1, 4, 3, 3}))),
-            "strata.dnnl.conv2d_bias expects 8 arguments (X, Wt, b, strides, padding, dilation, groups, Y), got 7");
+  EXPECT_EQ(
+      CallError("strata.dnnl.conv2d_bias", ConvArgs(Zeros({1, 3, 5, 5}), Zeros({4, 3, 3, 3}),
+                                                    ConvAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 1), Zeros({1, 4, 3, 3}))),
+      "strata.dnnl.conv2d_bias expects 8 arguments (X, Wt, b, strides, padding, dilation, groups, Y), got 7");
   EXPECT_EQ(CallError("strata.dnnl.dense", {Value::FromInt(5), Zeros({4, 3}), Zeros({2, 4})}),
             "strata.dnnl.dense: argument X must be a f32 tensor of rank >= 1, got Int 5");
   EXPECT_EQ(CallError("strata.dnnl.conv2d", ConvArgs(Zeros({1, 3, 5, 5}), Value::FromShape({4, 3, 3, 3}),
@@ -258,8 +260,8 @@ TEST(DnnlErrorsTest, DtypeAndRank) {
             "strata.dnnl.dense: argument X must be a f32 tensor of rank >= 1, got Tensor[(2, 3), i32]");
   auto f64 = Tensor::FromValues<double>({4}, {1, 2, 3, 4});
   ASSERT_TRUE(f64.ok());
-  EXPECT_EQ(CallError("strata.dnnl.dense_bias", {Zeros({2, 3}), Zeros({4, 3}), Value::FromTensor(f64.value()),
-                                                 Zeros({2, 4})}),
+  EXPECT_EQ(CallError("strata.dnnl.dense_bias",
+                      {Zeros({2, 3}), Zeros({4, 3}), Value::FromTensor(f64.value()), Zeros({2, 4})}),
             "strata.dnnl.dense_bias: argument b must be a f32 tensor of rank 1, got Tensor[(4,), f64]");
   EXPECT_EQ(CallError("strata.dnnl.matmul", {Zeros({6}), Zeros({3, 2}), Zeros({2, 2})}),
             "strata.dnnl.matmul: argument A must be a f32 tensor of rank >= 2, got Tensor[(6,), f32]");
@@ -318,8 +320,9 @@ TEST(DnnlErrorsTest, ReadOnlyAndOverlappingOutputs) {
   auto b = Tensor::View(storage.value(), 0, std::vector<int64_t>{2, 4}, DataType::F32());
   auto c = Tensor::View(storage.value(), 16, std::vector<int64_t>{2, 4}, DataType::F32());
   ASSERT_TRUE(b.ok() && c.ok());
-  EXPECT_EQ(CallError("strata.dnnl.matmul", {Zeros({2, 2}), Value::FromTensor(b.value()), Value::FromTensor(c.value())}),
-            "strata.dnnl.matmul: output C must not overlap the inputs A and B");
+  EXPECT_EQ(
+      CallError("strata.dnnl.matmul", {Zeros({2, 2}), Value::FromTensor(b.value()), Value::FromTensor(c.value())}),
+      "strata.dnnl.matmul: output C must not overlap the inputs A and B");
   Value image = Zeros({1, 2, 3, 3});
   EXPECT_EQ(CallError("strata.dnnl.conv2d_relu",
                       ConvArgs(image, Zeros({2, 2, 1, 1}), ConvAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 1), image)),
@@ -346,32 +349,32 @@ TEST(DnnlErrorsTest, ConvAttributes) {
             "strata.dnnl.conv2d: argument dilation must be positive, got (1, 0)");
   EXPECT_EQ(conv(ConvAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 0)),
             "strata.dnnl.conv2d: argument groups must be positive, got 0");
-  EXPECT_EQ(conv({Value::FromShape({1, 1}), Value::FromShape({0, 0, 0, 0}), Value::FromShape({1, 1}),
-                  Value::FromShape({2})}),
-            "strata.dnnl.conv2d: argument groups must be an Int, got Shape (2,)");
+  EXPECT_EQ(
+      conv({Value::FromShape({1, 1}), Value::FromShape({0, 0, 0, 0}), Value::FromShape({1, 1}), Value::FromShape({2})}),
+      "strata.dnnl.conv2d: argument groups must be an Int, got Shape (2,)");
 }
 
 TEST(DnnlErrorsTest, ConvChannelsAndShapes) {
   auto attrs = [](int64_t groups) { return ConvAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, groups); };
-  EXPECT_EQ(CallError("strata.dnnl.conv2d", ConvArgs(Zeros({1, 6, 5, 5}), Zeros({4, 2, 3, 3}), attrs(4),
-                                                     Zeros({1, 4, 3, 3}))),
+  EXPECT_EQ(CallError("strata.dnnl.conv2d",
+                      ConvArgs(Zeros({1, 6, 5, 5}), Zeros({4, 2, 3, 3}), attrs(4), Zeros({1, 4, 3, 3}))),
             "strata.dnnl.conv2d: the 6 input channels of X (1, 6, 5, 5) are not divisible by groups=4");
-  EXPECT_EQ(CallError("strata.dnnl.conv2d", ConvArgs(Zeros({1, 6, 5, 5}), Zeros({5, 3, 3, 3}), attrs(2),
-                                                     Zeros({1, 5, 3, 3}))),
+  EXPECT_EQ(CallError("strata.dnnl.conv2d",
+                      ConvArgs(Zeros({1, 6, 5, 5}), Zeros({5, 3, 3, 3}), attrs(2), Zeros({1, 5, 3, 3}))),
             "strata.dnnl.conv2d: the 5 output channels of Wt (5, 3, 3, 3) are not divisible by groups=2");
-  EXPECT_EQ(CallError("strata.dnnl.conv2d", ConvArgs(Zeros({1, 3, 8, 8}), Zeros({4, 2, 3, 3}), attrs(1),
-                                                     Zeros({1, 4, 6, 6}))),
+  EXPECT_EQ(CallError("strata.dnnl.conv2d",
+                      ConvArgs(Zeros({1, 3, 8, 8}), Zeros({4, 2, 3, 3}), attrs(1), Zeros({1, 4, 6, 6}))),
             "strata.dnnl.conv2d: X (1, 3, 8, 8) has 3 channels, but Wt (4, 2, 3, 3) with groups=1 expects 2");
-  EXPECT_EQ(CallError("strata.dnnl.conv2d_bias",
-                      {Zeros({1, 3, 8, 8}), Zeros({4, 3, 3, 3}), Zeros({3}), Value::FromShape({1, 1}),
-                       Value::FromShape({0, 0, 0, 0}), Value::FromShape({1, 1}), Value::FromInt(1), Zeros({1, 4, 6, 6})}),
+  EXPECT_EQ(CallError("strata.dnnl.conv2d_bias", {Zeros({1, 3, 8, 8}), Zeros({4, 3, 3, 3}), Zeros({3}),
+                                                  Value::FromShape({1, 1}), Value::FromShape({0, 0, 0, 0}),
+                                                  Value::FromShape({1, 1}), Value::FromInt(1), Zeros({1, 4, 6, 6})}),
             "strata.dnnl.conv2d_bias: b is (3,), expected (4,)");
   EXPECT_EQ(CallError("strata.dnnl.conv2d", ConvArgs(Zeros({1, 3, 8, 8}), Zeros({4, 3, 3, 3}),
                                                      ConvAttrs({2, 1}, {1, 0, 0, 2}, {1, 1}, 1), Zeros({1, 4, 6, 6}))),
             "strata.dnnl.conv2d: output Y is (1, 4, 6, 6), expected (1, 4, 4, 8) for X (1, 3, 8, 8) and Wt (4, 3, 3, "
             "3) with strides (2, 1), padding (1, 0, 0, 2) and dilation (1, 1)");
-  EXPECT_EQ(CallError("strata.dnnl.conv2d", ConvArgs(Zeros({1, 3, 2, 8}), Zeros({4, 3, 3, 3}), attrs(1),
-                                                     Zeros({1, 4, 1, 6}))),
+  EXPECT_EQ(CallError("strata.dnnl.conv2d",
+                      ConvArgs(Zeros({1, 3, 2, 8}), Zeros({4, 3, 3, 3}), attrs(1), Zeros({1, 4, 1, 6}))),
             "strata.dnnl.conv2d: X (1, 3, 2, 8) is too small for the kernel of Wt (4, 3, 3, 3) with padding (0, 0, "
             "0, 0) and dilation (1, 1): the output height would be 0");
   EXPECT_EQ(CallError("strata.dnnl.conv2d", ConvArgs(Zeros({1, 3, 8, 8}), Zeros({4, 3, 3, 3}),

@@ -102,7 +102,9 @@ class ExecutableBuilder {
     if (entry_point) spec.entry_points.push_back(index);
     return index;
   }
-  void Define(int32_t index, const CodeBuilder& code) { spec.functions[static_cast<size_t>(index)].code = code.Build(); }
+  void Define(int32_t index, const CodeBuilder& code) {
+    spec.functions[static_cast<size_t>(index)].code = code.Build();
+  }
   int32_t Bytecode(const std::string& name, std::vector<std::string> params, int32_t num_registers,
                    const CodeBuilder& code, bool entry_point = true) {
     int32_t index = Declare(name, std::move(params), num_registers, entry_point);

@@ -110,7 +110,9 @@ TEST_F(KernelCallTest, FunctionOperandsAreRejected) {
   Value x = F32({1}, {1});
   auto result = vm.Invoke("main", std::span<const Value>(&x, 1));
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(), "functions[1] 'main': instruction at word 0 (call): compiled kernel 'record_i64' argument 1: cannot pass a function");
+  EXPECT_EQ(result.status().message(),
+            "functions[1] 'main': instruction at word 0 (call): compiled kernel 'record_i64' argument 1: cannot pass a "
+            "function");
 }
 
 TEST_F(KernelCallTest, KernelErrorsNameTheKernelAndTheVmRecovers) {
@@ -133,10 +135,13 @@ TEST_F(KernelCallTest, KernelErrorsNameTheKernelAndTheVmRecovers) {
   auto result = vm.Invoke("main", std::span<const Value>(&x, 1));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "functions[3] 'main': instruction at word 0 (call): compiled kernel 'always_fails' failed: always_fails: parameter 'x' dimension 0 expected 4, got 5");
+            "functions[3] 'main': instruction at word 0 (call): compiled kernel 'always_fails' failed: always_fails: "
+            "parameter 'x' dimension 0 expected 4, got 5");
   auto quiet = vm.Invoke("silent", std::span<const Value>(&x, 1));
   ASSERT_FALSE(quiet.ok());
-  EXPECT_EQ(quiet.status().message(), "functions[4] 'silent': instruction at word 0 (call): compiled kernel 'silent_failure' failed: returned error code 7 without a message");
+  EXPECT_EQ(quiet.status().message(),
+            "functions[4] 'silent': instruction at word 0 (call): compiled kernel 'silent_failure' failed: returned "
+            "error code 7 without a message");
   auto ok = vm.Invoke("identity", std::span<const Value>(&x, 1));
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->tensor(), x.tensor());
@@ -155,7 +160,8 @@ TEST_F(KernelCallTest, NonNumericKernelArgumentsAreRejected) {
   auto result = vm.Invoke("main", std::span<const Value>(&x, 1));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "functions[1] 'main': instruction at word 0 (call): compiled kernel 'add_scalar' argument 1: cannot pass String \"oops\" (expected a Tensor, Shape, Int or Float)");
+            "functions[1] 'main': instruction at word 0 (call): compiled kernel 'add_scalar' argument 1: cannot pass "
+            "String \"oops\" (expected a Tensor, Shape, Int or Float)");
 }
 
 TEST_F(KernelCallTest, MissingKernelSymbolIsALoadTimeErrorNamingIt) {

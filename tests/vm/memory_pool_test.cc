@@ -2,10 +2,10 @@
 // release from another thread, bad requests, and the builtins that use it.
 #include "vm/memory_pool.h"
 
-#include <gtest/gtest.h>
-
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "vm/registry.h"
 #include "vm/storage.h"
@@ -171,8 +171,9 @@ TEST(MemoryPoolTest, BuiltinsAllocateFromTheCurrentPool) {
   Value not_a_size = Value::FromShape({2, 3});
   const Value* bad_args[] = {&not_a_size, &alignment};
   Value ignored;
-  EXPECT_EQ(alloc_storage->fn(nullptr, bad_args, 2, &ignored).message(),
-            "vm.builtin.alloc_storage: argument 0 (bytes) must be an Int or a Shape of one dimension, got Shape (2, 3)");
+  EXPECT_EQ(
+      alloc_storage->fn(nullptr, bad_args, 2, &ignored).message(),
+      "vm.builtin.alloc_storage: argument 0 (bytes) must be an Int or a Shape of one dimension, got Shape (2, 3)");
 }
 
 TEST(MemoryPoolTest, CheckBoundNamesTheDimensionAndTheRange) {

@@ -1,10 +1,10 @@
 // .npy files and inline tensor values.
 #include "vm/tensor_io/npy.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <cstring>
+
+#include <gtest/gtest.h>
 
 #include "tests/vm/test_util.h"
 
@@ -119,18 +119,15 @@ TEST(NpyTest, BadFilesGiveClearErrors) {
                 .status()
                 .message(),
             "be.npy: big-endian data ('>f4') is not supported; save it little-endian");
-  EXPECT_EQ(ParseNpy(NpyBytes("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", four), "c.npy")
-                .status()
-                .message(),
-            "c.npy: unsupported dtype '<c8' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
-  EXPECT_EQ(ParseNpy(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four), "t.npy")
-                .status()
-                .message(),
-            "t.npy: truncated data: shape (5,) of f32 needs 20 bytes, the file has 16");
-  EXPECT_EQ(ParseNpy(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", four), "x.npy")
-                .status()
-                .message(),
-            "x.npy: extra data: shape (3,) of f32 needs 12 bytes, the file has 16");
+  EXPECT_EQ(
+      ParseNpy(NpyBytes("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", four), "c.npy").status().message(),
+      "c.npy: unsupported dtype '<c8' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
+  EXPECT_EQ(
+      ParseNpy(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four), "t.npy").status().message(),
+      "t.npy: truncated data: shape (5,) of f32 needs 20 bytes, the file has 16");
+  EXPECT_EQ(
+      ParseNpy(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", four), "x.npy").status().message(),
+      "x.npy: extra data: shape (3,) of f32 needs 12 bytes, the file has 16");
   EXPECT_EQ(ParseNpy(NpyBytes("{'descr': '<f4', 'shape': (4,), }", four), "m.npy").status().message(),
             "m.npy: malformed .npy header: missing 'fortran_order'");
   EXPECT_EQ(ParseNpy(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", four), "n.npy")
@@ -198,11 +195,13 @@ TEST(InlineTensorTest, ErrorsSayWhatIsWrong) {
             "bool)");
   EXPECT_EQ(ParseInlineTensor("2x-1xf32=").status().message(),
             "input '2x-1xf32=': dimension 1 '-1' is not a non-negative integer");
-  EXPECT_EQ(ParseInlineTensor("2xi8=1,300").status().message(), "input '2xi8=1,300': value 1: '300' is not a valid i8 value");
+  EXPECT_EQ(ParseInlineTensor("2xi8=1,300").status().message(),
+            "input '2xi8=1,300': value 1: '300' is not a valid i8 value");
   EXPECT_EQ(ParseInlineTensor("2xf32=1,abc").status().message(),
             "input '2xf32=1,abc': value 1: 'abc' is not a valid f32 value");
   EXPECT_EQ(ParseInlineTensor("3xi32=1,,2").status().message(), "input '3xi32=1,,2': empty value at position 1");
-  EXPECT_EQ(ParseInlineTensor("2xu8=-1,2").status().message(), "input '2xu8=-1,2': value 0: '-1' is not a valid u8 value");
+  EXPECT_EQ(ParseInlineTensor("2xu8=-1,2").status().message(),
+            "input '2xu8=-1,2': value 0: '-1' is not a valid u8 value");
 }
 
 }  // namespace

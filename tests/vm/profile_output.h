@@ -4,14 +4,14 @@
 // JSON).
 #pragma once
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-
 #include <cctype>
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 
 namespace strata::testing {
 
@@ -75,8 +75,8 @@ inline std::vector<TraceSpan> ParseTrace(const std::string& json, std::string* e
       }
     }
     const double ts = e["ts"].GetDouble();
-    spans.push_back(TraceSpan{e["name"].GetString(), e["cat"].GetString(), e["ph"].GetString(), ts,
-                              ts + e["dur"].GetDouble()});
+    spans.push_back(
+        TraceSpan{e["name"].GetString(), e["cat"].GetString(), e["ph"].GetString(), ts, ts + e["dur"].GetDouble()});
   }
   return spans;
 }

@@ -3,9 +3,9 @@
 // event per call, nested the way the calls were.
 #include "vm/profiler.h"
 
-#include <gtest/gtest.h>
-
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/profile_output.h"
@@ -266,9 +266,13 @@ TEST(ProfilerTest, TraceIsJsonWithOneEventPerCallNestedLikeTheCalls) {
   ASSERT_EQ(spans[0].cat, "invoke");
   const TraceSpan* run = nullptr;
   for (size_t i = 0; i < spans.size(); ++i) {
-    if (i > 0) { EXPECT_GE(spans[i].begin, spans[i - 1].begin); }
+    if (i > 0) {
+      EXPECT_GE(spans[i].begin, spans[i - 1].begin);
+    }
     if (spans[i].cat == "invoke") {
-      if (run != nullptr) { EXPECT_GE(spans[i].begin, run->end - 0.0021); }
+      if (run != nullptr) {
+        EXPECT_GE(spans[i].begin, run->end - 0.0021);
+      }
       run = &spans[i];
       continue;
     }
@@ -291,7 +295,8 @@ TEST(ProfilerTest, AFailedRunClosesItsOpenCallsAndTheVmRecovers) {
   Value x = F32({1}, {1});
   auto failed = vm.Invoke("fails", std::span<const Value>(&x, 1));
   ASSERT_FALSE(failed.ok());
-  EXPECT_EQ(failed.status().message(), "functions[10] 'failing_helper': instruction at word 5 (call): test.fail: Tensor[(1,), f32]");
+  EXPECT_EQ(failed.status().message(),
+            "functions[10] 'failing_helper': instruction at word 5 (call): test.fail: Tensor[(1,), f32]");
   EXPECT_EQ(profiler.runs().count, 1);
   // helper(7): call, increment, ret; failing_helper: call, increment; test.fail failed (not recorded).
   EXPECT_EQ(profiler.kind_stat(InstructionKind::kCallBytecode).count, 2);
@@ -327,7 +332,8 @@ TEST(ProfilerTest, TraceOfASyntheticTimelineIsExact) {
             "{\"name\":\"test.\\\"quoted\\\"\\\\caf\xc3\xa9\",\"cat\":\"library\",\"ph\":\"X\",\"ts\":0.000,"
             "\"dur\":1.250,\"pid\":1,\"tid\":1},\n"
             "{\"name\":\"helper\",\"cat\":\"bytecode\",\"ph\":\"X\",\"ts\":1.250,\"dur\":1.150,\"pid\":1,\"tid\":1},\n"
-            "{\"name\":\"add_scalar\",\"cat\":\"compiled kernel\",\"ph\":\"X\",\"ts\":1.300,\"dur\":1.000,\"pid\":1,\"tid\":1}\n"
+            "{\"name\":\"add_scalar\",\"cat\":\"compiled "
+            "kernel\",\"ph\":\"X\",\"ts\":1.300,\"dur\":1.000,\"pid\":1,\"tid\":1}\n"
             "]}\n");
 }
 

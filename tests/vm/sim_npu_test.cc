@@ -3,19 +3,19 @@
 // vm/device_plugin.h. Nothing of Strata is linked. Kernel results are compared
 // with the numpy references of tests/fixtures/sim_npu
 // (scripts/fixtures/sim_npu_kernels.py).
-#include <dlfcn.h>
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <dlfcn.h>
 #include <fstream>
 #include <numeric>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "vm/device_plugin.h"
 

@@ -1,10 +1,10 @@
 // Comparing tensors with tolerances (numpy.allclose rules) for --expected-output.
 #include "vm/tensor_io/tensor_compare.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "vm/tensor_io/npy.h"
 

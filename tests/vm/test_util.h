@@ -1,15 +1,14 @@
 // Shared helpers of the VM tests: tensors from values, test library functions.
 #pragma once
 
-#include <gtest/gtest.h>
-
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <unistd.h>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "vm/executable.h"
 #include "vm/registry.h"

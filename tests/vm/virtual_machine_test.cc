@@ -1,12 +1,12 @@
 // VirtualMachine: programs built directly as bytecode, run end to end.
 #include "vm/virtual_machine.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
@@ -84,7 +84,9 @@ TEST_F(MatmulProgramTest, ComputesTheProductAtSeveralShapes) {
 TEST_F(MatmulProgramTest, ShapeMismatchNamesParameterDimensionExpressionAndValues) {
   auto result = Run(F32({2, 3}, Iota(6)), F32({4, 5}, Iota(20)));
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(), "functions[7] 'main': instruction at word 40 (call): main: parameter 'b' (match_shape): dimension 0 expected k = 3, got 4");
+  EXPECT_EQ(result.status().message(),
+            "functions[7] 'main': instruction at word 40 (call): main: parameter 'b' (match_shape): dimension 0 "
+            "expected k = 3, got 4");
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
 
   // The same VM runs a correct call afterwards.
@@ -99,20 +101,24 @@ TEST_F(MatmulProgramTest, WrongDtypeIsReported) {
   ASSERT_TRUE(a.ok());
   auto result = Run(Value::FromTensor(a.value()), F32({3, 4}, Iota(12)));
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(), "functions[7] 'main': instruction at word 5 (call): main: parameter 'a': expected dtype f32, got i32 (Tensor[(2, 3), i32])");
+  EXPECT_EQ(result.status().message(),
+            "functions[7] 'main': instruction at word 5 (call): main: parameter 'a': expected dtype f32, got i32 "
+            "(Tensor[(2, 3), i32])");
 }
 
 TEST_F(MatmulProgramTest, WrongRankIsReported) {
   auto result = Run(F32({2, 3}, Iota(6)), F32({12}, Iota(12)));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "functions[7] 'main': instruction at word 13 (call): main: parameter 'b': expected a tensor of rank 2, got rank 1 (Tensor[(12,), f32])");
+            "functions[7] 'main': instruction at word 13 (call): main: parameter 'b': expected a tensor of rank 2, got "
+            "rank 1 (Tensor[(12,), f32])");
 }
 
 TEST_F(MatmulProgramTest, NonTensorArgumentIsReported) {
   auto result = Run(Value::FromInt(5), F32({3, 4}, Iota(12)));
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(), "functions[7] 'main': instruction at word 5 (call): main: parameter 'a': expected a Tensor, got Int 5");
+  EXPECT_EQ(result.status().message(),
+            "functions[7] 'main': instruction at word 5 (call): main: parameter 'a': expected a Tensor, got Int 5");
 }
 
 TEST_F(MatmulProgramTest, MissingInputNamesTheParameters) {
@@ -164,7 +170,8 @@ TEST(VirtualMachineTest, OneExecutableRunsOnFourThreadsConcurrently) {
         if (bad_k == k) args[1] = F32({k, n}, b);
         auto result = vm.Invoke("main", args);
         if (bad_k != k) {
-          if (!result.ok() && result.status().message().find("expected k = " + std::to_string(k)) != std::string::npos) {
+          if (!result.ok() &&
+              result.status().message().find("expected k = " + std::to_string(k)) != std::string::npos) {
             ++expected_errors;
           } else {
             ++failures;
@@ -301,8 +308,9 @@ TEST(VirtualMachineTest, StepBudgetStopsAnEndlessLoopAndResetsPerCall) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto result = vm.Invoke("spin", {});
     ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.status().message(),
-              "functions[1] 'spin': instruction at word 5 (goto): step budget exhausted (500 backward jumps and calls)");
+    EXPECT_EQ(
+        result.status().message(),
+        "functions[1] 'spin': instruction at word 5 (goto): step budget exhausted (500 backward jumps and calls)");
     EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted);
   }
   // The budget is per Invoke: fact(10) makes 10 recursive calls, twice in a row.
@@ -361,7 +369,8 @@ TEST(VirtualMachineTest, LibraryErrorsInNestedCallsPropagateUnchanged) {
   Value x = F32({2}, {1, 2});
   auto result = vm.Invoke("outer", std::span<const Value>(&x, 1));
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(), "functions[1] 'inner': instruction at word 0 (call): test.fail: Tensor[(2,), f32]");
+  EXPECT_EQ(result.status().message(),
+            "functions[1] 'inner': instruction at word 0 (call): test.fail: Tensor[(2,), f32]");
   EXPECT_EQ(x.tensor()->use_count(), 1);
   // "inner" is not an entry point.
   auto hidden = vm.Invoke("inner", std::span<const Value>(&x, 1));
@@ -441,10 +450,14 @@ TEST(VirtualMachineTest, TuplesAndFunctionValues) {
 
   auto oob = vm.Invoke("out_of_range", std::span<const Value>(&x, 1));
   ASSERT_FALSE(oob.ok());
-  EXPECT_EQ(oob.status().message(), "functions[5] 'out_of_range': instruction at word 5 (call): vm.builtin.tuple_getitem: index 5 out of range (tuple of 1)");
+  EXPECT_EQ(oob.status().message(),
+            "functions[5] 'out_of_range': instruction at word 5 (call): vm.builtin.tuple_getitem: index 5 out of range "
+            "(tuple of 1)");
   auto size = vm.Invoke("wrong_size", std::span<const Value>(&x, 1));
   ASSERT_FALSE(size.ok());
-  EXPECT_EQ(size.status().message(), "functions[6] 'wrong_size': instruction at word 5 (call): main: tuple: expected a tuple of 2 fields, got 1");
+  EXPECT_EQ(
+      size.status().message(),
+      "functions[6] 'wrong_size': instruction at word 5 (call): main: tuple: expected a tuple of 2 fields, got 1");
 }
 
 // Constants: weights, a shape and a dtype from the constant pool, passed straight to library calls.

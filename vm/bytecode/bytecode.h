@@ -38,12 +38,10 @@ enum class Opcode : int64_t {
 inline constexpr std::string_view OpcodeName(Opcode op) {
   switch (op) {
 #define STRATA_OPCODE_NAME(name, text, words) \
-  case Opcode::k##name:                        \
-    return text;
+  case Opcode::k##name: return text;
     STRATA_OPCODES(STRATA_OPCODE_NAME)
 #undef STRATA_OPCODE_NAME
-    default:
-      return "<invalid>";
+    default: return "<invalid>";
   }
 }
 
@@ -51,12 +49,10 @@ inline constexpr std::string_view OpcodeName(Opcode op) {
 inline constexpr int64_t OpcodeFixedWords(Opcode op) {
   switch (op) {
 #define STRATA_OPCODE_WORDS(name, text, words) \
-  case Opcode::k##name:                         \
-    return words;
+  case Opcode::k##name: return words;
     STRATA_OPCODES(STRATA_OPCODE_WORDS)
 #undef STRATA_OPCODE_WORDS
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -85,8 +81,7 @@ inline constexpr OperandKind DecodeOperandKind(int64_t word) {
 }
 inline constexpr int64_t DecodeOperandValue(int64_t word) {
   // Shift left then arithmetic-shift right to sign-extend the 56-bit value.
-  return static_cast<int64_t>(static_cast<uint64_t>(word) << (64 - kOperandValueBits)) >>
-         (64 - kOperandValueBits);
+  return static_cast<int64_t>(static_cast<uint64_t>(word) << (64 - kOperandValueBits)) >> (64 - kOperandValueBits);
 }
 
 }  // namespace strata::vm

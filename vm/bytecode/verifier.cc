@@ -37,18 +37,18 @@ class FunctionCodeVerifier {
     }
     if (last != Opcode::kRet && last != Opcode::kGoto) {
       return Status(Corrupt() << label_ << ": the last instruction (" << OpcodeName(last)
-                           << ") falls off the end of the code; a function must end in ret or goto");
+                              << ") falls off the end of the code; a function must end in ret or goto");
     }
     for (const Jump& jump : jumps_) {
       if (jump.offset < -jump.pc || jump.offset >= size_ - jump.pc) {
         return Status(Corrupt() << label_ << ": instruction at word " << jump.pc << " (" << OpcodeName(jump.op)
-                             << "): jump offset " << jump.offset << " lands outside the function (" << size_
-                             << " words)");
+                                << "): jump offset " << jump.offset << " lands outside the function (" << size_
+                                << " words)");
       }
       int64_t target = jump.pc + jump.offset;
       if (!boundary_[static_cast<size_t>(target)]) {
         return Status(Corrupt() << label_ << ": instruction at word " << jump.pc << " (" << OpcodeName(jump.op)
-                             << "): jump target word " << target << " is not the start of an instruction");
+                                << "): jump target word " << target << " is not the start of an instruction");
       }
     }
     return Status::Ok();
@@ -98,25 +98,20 @@ class FunctionCodeVerifier {
         }
         const fb::Function* callee = exe_.functions()->Get(static_cast<::flatbuffers::uoffset_t>(func));
         if (callee->kind() == fb::FunctionKind::Bytecode && nargs != callee->num_params()) {
-          return At(pc, op) << "call to " << serialization::FunctionLabel(static_cast<uint32_t>(func), callee) << " passes "
-                            << nargs << " arguments, it takes " << callee->num_params();
+          return At(pc, op) << "call to " << serialization::FunctionLabel(static_cast<uint32_t>(func), callee)
+                            << " passes " << nargs << " arguments, it takes " << callee->num_params();
         }
         for (int64_t i = 0; i < nargs; ++i) STRATA_RETURN_IF_ERROR(VerifyOperand(pc, op, i, code_[pc + fixed + i]));
         *out_words = fixed + nargs;
         return Status::Ok();
       }
-      case Opcode::kRet:
-        STRATA_RETURN_IF_ERROR(CheckRegister(pc, op, code_[pc + 1], ""));
-        break;
-      case Opcode::kGoto:
-        jumps_.push_back({pc, code_[pc + 1], op});
-        break;
+      case Opcode::kRet: STRATA_RETURN_IF_ERROR(CheckRegister(pc, op, code_[pc + 1], "")); break;
+      case Opcode::kGoto: jumps_.push_back({pc, code_[pc + 1], op}); break;
       case Opcode::kIf:
         STRATA_RETURN_IF_ERROR(CheckRegister(pc, op, code_[pc + 1], "condition "));
         jumps_.push_back({pc, code_[pc + 2], op});
         break;
-      default:
-        break;
+      default: break;
     }
     *out_words = fixed;
     return Status::Ok();
@@ -132,21 +127,18 @@ class FunctionCodeVerifier {
                             << num_registers_ << ")";
         }
         return Status::Ok();
-      case OperandKind::kImmediate:
-        return Status::Ok();
+      case OperandKind::kImmediate: return Status::Ok();
       case OperandKind::kConstant: {
         uint32_t n = SizeOf(exe_.constants());
         if (value < 0 || value >= static_cast<int64_t>(n)) {
-          return At(pc, op) << "argument " << arg << ": constant " << value << " out of range (" << n
-                            << " constants)";
+          return At(pc, op) << "argument " << arg << ": constant " << value << " out of range (" << n << " constants)";
         }
         return Status::Ok();
       }
       case OperandKind::kFunction: {
         uint32_t n = SizeOf(exe_.functions());
         if (value < 0 || value >= static_cast<int64_t>(n)) {
-          return At(pc, op) << "argument " << arg << ": function " << value << " out of range (" << n
-                            << " functions)";
+          return At(pc, op) << "argument " << arg << ": function " << value << " out of range (" << n << " functions)";
         }
         return Status::Ok();
       }

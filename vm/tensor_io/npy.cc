@@ -23,7 +23,8 @@ StatusOr<DataType> ParseDescr(std::string_view descr, std::string_view name) {
   char order = descr[0];
   std::string_view type = descr.substr(1);
   if (order == '>' && type != "i1" && type != "u1" && type != "b1") {
-    return Status(ErrorStatus() << name << ": big-endian data ('" << descr << "') is not supported; save it little-endian");
+    return Status(ErrorStatus() << name << ": big-endian data ('" << descr
+                                << "') is not supported; save it little-endian");
   }
   if (order != '<' && order != '|' && order != '=' && order != '>') {
     return Status(ErrorStatus() << name << ": unsupported dtype '" << descr << "'");
@@ -41,12 +42,13 @@ StatusOr<DataType> ParseDescr(std::string_view descr, std::string_view name) {
   if (type == "u8") return DataType::UInt(64);
   if (type == "b1") return DataType::Bool();
   return Status(ErrorStatus() << name << ": unsupported dtype '" << descr
-                       << "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
+                              << "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
 }
 
 StatusOr<std::string> DescrOf(DataType dtype) {
   if (dtype.is_bool()) return std::string("|b1");
-  if (!IsValidTensorDataType(dtype)) return Status(ErrorStatus() << "dtype " << dtype.ToString() << " has no .npy form");
+  if (!IsValidTensorDataType(dtype))
+    return Status(ErrorStatus() << "dtype " << dtype.ToString() << " has no .npy form");
   char kind = dtype.is_float() ? 'f' : dtype.is_int() ? 'i' : 'u';
   int bytes = dtype.bytes();
   return std::string(bytes == 1 ? "|" : "<") + kind + std::to_string(bytes);
@@ -103,7 +105,7 @@ class HeaderParser {
     }
     if (!out_header->has_descr || !out_header->has_order || !out_header->has_shape) {
       return Status(ErrorStatus() << name_ << ": malformed .npy header: missing "
-                                  << (!out_header->has_descr ? "'descr'"
+                                  << (!out_header->has_descr   ? "'descr'"
                                       : !out_header->has_order ? "'fortran_order'"
                                                                : "'shape'"));
     }
@@ -226,10 +228,14 @@ Status StoreValue(DataType dtype, std::string_view token, uint8_t* dst) {
   }
     bool is_signed = dtype.is_int();
     switch (dtype.bits()) {
-      case 8: if (is_signed) STRATA_STORE_INT(int8_t) else STRATA_STORE_INT(uint8_t) break;
-      case 16: if (is_signed) STRATA_STORE_INT(int16_t) else STRATA_STORE_INT(uint16_t) break;
-      case 32: if (is_signed) STRATA_STORE_INT(int32_t) else STRATA_STORE_INT(uint32_t) break;
-      default: if (is_signed) STRATA_STORE_INT(int64_t) else STRATA_STORE_INT(uint64_t) break;
+      case 8:
+        if (is_signed) STRATA_STORE_INT(int8_t) else STRATA_STORE_INT(uint8_t) break;
+      case 16:
+        if (is_signed) STRATA_STORE_INT(int16_t) else STRATA_STORE_INT(uint16_t) break;
+      case 32:
+        if (is_signed) STRATA_STORE_INT(int32_t) else STRATA_STORE_INT(uint32_t) break;
+      default:
+        if (is_signed) STRATA_STORE_INT(int64_t) else STRATA_STORE_INT(uint64_t) break;
     }
 #undef STRATA_STORE_INT
   }
@@ -251,22 +257,22 @@ StatusOr<Ref<Tensor>> ParseNpy(std::span<const uint8_t> bytes, std::string_view 
     len_bytes = 4;
   } else {
     return Status(ErrorStatus() << name << ": unsupported .npy format version " << static_cast<int>(major) << "."
-                         << static_cast<int>(minor) << " (supported: 1.0, 2.0, 3.0)");
+                                << static_cast<int>(minor) << " (supported: 1.0, 2.0, 3.0)");
   }
   size_t header_start = kMagicSize + 2 + len_bytes;
   if (bytes.size() < header_start) return Status(ErrorStatus() << name << ": truncated .npy header");
   size_t header_len = ReadLE(bytes.data() + 8, static_cast<int>(len_bytes));
   if (header_len > bytes.size() - header_start) {
     return Status(ErrorStatus() << name << ": truncated .npy header (" << header_len << " bytes announced, "
-                         << (bytes.size() - header_start) << " present)");
+                                << (bytes.size() - header_start) << " present)");
   }
   std::string_view header(reinterpret_cast<const char*>(bytes.data() + header_start), header_len);
   NpyHeader h;
   STRATA_RETURN_IF_ERROR(HeaderParser(header, name).Parse(&h));
   if (h.fortran_order) {
     return Status(ErrorStatus() << name
-                         << ": fortran_order (column-major) arrays are not supported; save a C-order array "
-                            "(numpy.ascontiguousarray)");
+                                << ": fortran_order (column-major) arrays are not supported; save a C-order array "
+                                   "(numpy.ascontiguousarray)");
   }
   STRATA_ASSIGN_OR_RETURN(DataType dtype, ParseDescr(h.descr, name));
   auto nbytes = NumBytesOf(h.shape, dtype);
@@ -274,9 +280,10 @@ StatusOr<Ref<Tensor>> ParseNpy(std::span<const uint8_t> bytes, std::string_view 
   size_t data_start = header_start + header_len;
   size_t present = bytes.size() - data_start;
   if (present != static_cast<size_t>(*nbytes)) {
-    return Status(ErrorStatus() << name << ": " << (present < static_cast<size_t>(*nbytes) ? "truncated data" : "extra data")
-                         << ": shape " << ShapeToString(h.shape) << " of " << dtype.ToString() << " needs " << *nbytes
-                         << " bytes, the file has " << present);
+    return Status(ErrorStatus() << name << ": "
+                                << (present < static_cast<size_t>(*nbytes) ? "truncated data" : "extra data")
+                                << ": shape " << ShapeToString(h.shape) << " of " << dtype.ToString() << " needs "
+                                << *nbytes << " bytes, the file has " << present);
   }
   auto tensor = Tensor::FromHost(h.shape, dtype, bytes.subspan(data_start));
   if (!tensor.ok()) return Status(tensor.status()).WithContext(std::string(name) + ": ");
@@ -300,8 +307,8 @@ StatusOr<std::vector<uint8_t>> EncodeNpy(const Tensor& tensor) {
     return Status(ErrorStatus() << "cannot write a tensor on " << DeviceName(tensor.device()) << " as .npy");
   }
   STRATA_ASSIGN_OR_RETURN(std::string descr, DescrOf(tensor.dtype()));
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + ShapeToString(tensor.shape()) +
-                     ", }";
+  std::string dict =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + ShapeToString(tensor.shape()) + ", }";
   // Pad with spaces and a newline so the data starts 64-byte aligned, as numpy does.
   size_t prefix = kMagicSize + 2 + 2;
   uint8_t major = 1;
@@ -367,7 +374,7 @@ StatusOr<Ref<Tensor>> ParseInlineTensor(std::string_view text) {
   std::optional<DataType> dtype = DataType::Parse(dtype_text);
   if (!dtype || !IsValidTensorDataType(*dtype)) {
     return Status(error() << "unknown element type '" << dtype_text
-                   << "' (expected one of f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool)");
+                          << "' (expected one of f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool)");
   }
   auto count = NumElementsOf(shape);
   if (!count.ok()) return Status(error() << count.status().message());
@@ -389,7 +396,7 @@ StatusOr<Ref<Tensor>> ParseInlineTensor(std::string_view text) {
   }
   if (static_cast<int64_t>(tokens.size()) != *count) {
     return Status(error() << "expected " << *count << " value" << (*count == 1 ? "" : "s") << " for shape "
-                   << ShapeToString(shape) << ", got " << tokens.size());
+                          << ShapeToString(shape) << ", got " << tokens.size());
   }
   STRATA_ASSIGN_OR_RETURN(Ref<Tensor> tensor, Tensor::Empty(shape, *dtype));
   auto* dst = tensor->data_as<uint8_t>();
@@ -425,10 +432,38 @@ std::string FormatElement(DataType dtype, const uint8_t* p) {
   int64_t s = 0;
   uint64_t u = 0;
   switch (dtype.bits()) {
-    case 8: { int8_t a; uint8_t b; std::memcpy(&a, p, 1); std::memcpy(&b, p, 1); s = a; u = b; break; }
-    case 16: { int16_t a; uint16_t b; std::memcpy(&a, p, 2); std::memcpy(&b, p, 2); s = a; u = b; break; }
-    case 32: { int32_t a; uint32_t b; std::memcpy(&a, p, 4); std::memcpy(&b, p, 4); s = a; u = b; break; }
-    default: { std::memcpy(&s, p, 8); std::memcpy(&u, p, 8); break; }
+    case 8: {
+      int8_t a;
+      uint8_t b;
+      std::memcpy(&a, p, 1);
+      std::memcpy(&b, p, 1);
+      s = a;
+      u = b;
+      break;
+    }
+    case 16: {
+      int16_t a;
+      uint16_t b;
+      std::memcpy(&a, p, 2);
+      std::memcpy(&b, p, 2);
+      s = a;
+      u = b;
+      break;
+    }
+    case 32: {
+      int32_t a;
+      uint32_t b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p, 4);
+      s = a;
+      u = b;
+      break;
+    }
+    default: {
+      std::memcpy(&s, p, 8);
+      std::memcpy(&u, p, 8);
+      break;
+    }
   }
   return dtype.is_int() ? std::to_string(s) : std::to_string(u);
 }

@@ -51,8 +51,8 @@ std::vector<int64_t> Unflatten(int64_t flat, std::span<const int64_t> shape) {
 }  // namespace
 
 StatusOr<TensorComparison> CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance) {
-  if (actual.dtype() != expected.dtype() || !std::equal(actual.shape().begin(), actual.shape().end(),
-                                                        expected.shape().begin(), expected.shape().end())) {
+  if (actual.dtype() != expected.dtype() ||
+      !std::equal(actual.shape().begin(), actual.shape().end(), expected.shape().begin(), expected.shape().end())) {
     return Status(ErrorStatus() << "got " << actual.TypeString() << ", expected " << expected.TypeString());
   }
   for (const Tensor* t : {&actual, &expected}) {
@@ -84,7 +84,8 @@ StatusOr<TensorComparison> CompareTensors(const Tensor& actual, const Tensor& ex
     } else {
       // Integers and bools compare exactly: no tolerance, no rounding through double.
       match = dtype.is_bool() ? (*pa != 0) == (*pe != 0) : std::memcmp(pa, pe, static_cast<size_t>(bytes)) == 0;
-      if (!match) result.max_abs_diff = std::max(result.max_abs_diff, std::fabs(ReadInteger(dtype, pa) - ReadInteger(dtype, pe)));
+      if (!match)
+        result.max_abs_diff = std::max(result.max_abs_diff, std::fabs(ReadInteger(dtype, pa) - ReadInteger(dtype, pe)));
     }
     if (match) continue;
     if (result.num_mismatched++ == 0) {
@@ -102,7 +103,8 @@ std::string DescribeMismatch(const TensorComparison& comparison, const Tolerance
       << tolerance.atol << " + " << tolerance.rtol << " * |expected|";
   if (!comparison.ok()) {
     out << "; first at [";
-    for (size_t d = 0; d < comparison.first_mismatch.size(); ++d) out << (d ? ", " : "") << comparison.first_mismatch[d];
+    for (size_t d = 0; d < comparison.first_mismatch.size(); ++d)
+      out << (d ? ", " : "") << comparison.first_mismatch[d];
     out << "]: got " << comparison.first_actual << ", expected " << comparison.first_expected;
   }
   out << "; max abs diff " << comparison.max_abs_diff;

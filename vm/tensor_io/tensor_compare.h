@@ -23,7 +23,7 @@ struct Tolerance {
 struct TensorComparison {
   int64_t num_elements = 0;
   int64_t num_mismatched = 0;
-  double max_abs_diff = 0;  // over pairs of finite values
+  double max_abs_diff = 0;                   // over pairs of finite values
   std::vector<int64_t> first_mismatch;       // index of the first mismatch, if any
   std::string first_actual, first_expected;  // its values, formatted
   bool ok() const { return num_mismatched == 0; }

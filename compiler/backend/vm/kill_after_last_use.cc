@@ -24,10 +24,8 @@ bool OwnsRegister(const Expr& value) {
     case ExprKind::kCall:
     case ExprKind::kTuple:
     case ExprKind::kTupleGetItem:
-    case ExprKind::kIf:
-      return true;
-    default:
-      return false;  // a var (an alias), a constant, a shape or scalar literal
+    case ExprKind::kIf: return true;
+    default: return false;  // a var (an alias), a constant, a shape or scalar literal
   }
 }
 

@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ir/graph_visitor.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
-#include "vm/bytecode/bytecode.h"
+#include "compiler/ir/graph_visitor.h"
 #include "vm/bytecode/builtin_names.h"
+#include "vm/bytecode/bytecode.h"
 #include "vm/bytecode/encoder.h"
 
 namespace strata::backend {
@@ -32,12 +32,12 @@ using vm::OperandKind;
 
 namespace {
 
-
 class ModuleContext {
  public:
   explicit ModuleContext(const ir::IRModule& module) : module_(module) {
     bool has_kernels = false;
-    for (const auto& [name, func] : module.functions()) has_kernels = has_kernels || std::holds_alternative<tir::PrimFunc>(func);
+    for (const auto& [name, func] : module.functions())
+      has_kernels = has_kernels || std::holds_alternative<tir::PrimFunc>(func);
     // Native code of BYOC backends follows the compiled tensor programs (module 0).
     int32_t next_module = has_kernels ? 1 : 0;
     for (const ir::ExternalModule& m : module.external_modules()) {
@@ -219,7 +219,8 @@ class MemoryPlanCollector : public ExprVisitor {
       const auto* lo = packed.args[1].as<PrimValueNode>();
       const auto* hi = packed.args[2].as<PrimValueNode>();
       if (!shape || !shape->values || shape->values->size() != 1 || !lo || !hi) return;
-      plan.bounds.push_back(analysis::DimText((*shape->values)[0]) + " = " + analysis::DimText(lo->value) + ".." + analysis::DimText(hi->value));
+      plan.bounds.push_back(analysis::DimText((*shape->values)[0]) + " = " + analysis::DimText(lo->value) + ".." +
+                            analysis::DimText(hi->value));
     }
   }
 
@@ -306,9 +307,7 @@ class FunctionEmitter {
       }
       case ExprKind::kExternFunc:
         return EncodeOperand(OperandKind::kFunction, ctx_->LibraryIndex(expr.as<ExternFuncNode>()->name));
-      case ExprKind::kOp:
-        Fail("operator '" + expr.as<OpNode>()->name + "' used as a value");
-        return Register(0);
+      case ExprKind::kOp: Fail("operator '" + expr.as<OpNode>()->name + "' used as a value"); return Register(0);
       case ExprKind::kConstant: {
         const HostTensor& data = *expr.as<ConstantNode>()->data;
         return Constant(serialization::TensorConstantSpec{data.dtype, data.shape, data.bytes});
@@ -332,8 +331,7 @@ class FunctionEmitter {
         Fail("symbolic scalar " + analysis::DimText(value) + " in a value; run VMShapeLower first");
         return Register(0);
       }
-      case ExprKind::kStringImm:
-        return Constant(ConstantSpec(expr.as<StringImmNode>()->value));
+      case ExprKind::kStringImm: return Constant(ConstantSpec(expr.as<StringImmNode>()->value));
       case ExprKind::kDataTypeImm:
         return Constant(serialization::DataTypeConstantSpec{expr.as<DataTypeImmNode>()->value});
       case ExprKind::kTuple: {
@@ -350,15 +348,10 @@ class FunctionEmitter {
         EmitCall(dst, ctx_->LibraryIndex(builtin::kTupleGetItem), {tuple, Immediate(op->index)});
         return Register(dst);
       }
-      case ExprKind::kCall:
-        return EmitCallExpr(expr.as<CallNode>(), discard);
-      case ExprKind::kIf:
-        return EmitIf(expr.as<IfNode>());
-      case ExprKind::kSeqExpr:
-        return EmitSeq(expr.as<SeqExprNode>());
-      case ExprKind::kFunction:
-        Fail("nested functions are not supported");
-        return Register(0);
+      case ExprKind::kCall: return EmitCallExpr(expr.as<CallNode>(), discard);
+      case ExprKind::kIf: return EmitIf(expr.as<IfNode>());
+      case ExprKind::kSeqExpr: return EmitSeq(expr.as<SeqExprNode>());
+      case ExprKind::kFunction: Fail("nested functions are not supported"); return Register(0);
     }
     assert(false && "unknown graph Expr kind");
     return Register(0);

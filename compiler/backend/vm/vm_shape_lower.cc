@@ -19,12 +19,12 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/ir/tir.h"
 #include "compiler/ir/tir_visitor.h"
-#include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
-#include "compiler/analysis/struct_info_util.h"
 #include "vm/bytecode/builtin_names.h"
 
 namespace strata::backend {
@@ -34,7 +34,6 @@ namespace builtin = vm::builtin;
 using namespace graph;  // NOLINT: a graph-level pass
 
 namespace {
-
 
 // match_shape / make_shape codes (docs/vm_builtins.md).
 constexpr int64_t kAssertImm = 0;
@@ -47,7 +46,8 @@ StructInfo VoidSI() { return TupleStructInfoNode::make({}); }
 const VarNode* ShapeOfArgument(const CallNode* call) {
   if (analysis::IsOpCall(call, ops::kShapeOf)) return call->args.size() == 1 ? call->args[0].as<VarNode>() : nullptr;
   analysis::PackedCall packed;
-  if (!analysis::MatchCallPacked(call, &packed) || packed.name != builtin::kShapeOf || packed.args.size() != 1) return nullptr;
+  if (!analysis::MatchCallPacked(call, &packed) || packed.name != builtin::kShapeOf || packed.args.size() != 1)
+    return nullptr;
   return packed.args[0].as<VarNode>();
 }
 
@@ -112,8 +112,9 @@ class ShapeLowerMutator : public Normalizer {
     // The heap size is known only now.
     Binding heap;
     heap.var = heap_;
-    heap.value = Annotate(num_slots_ > 0 ? analysis::MakeCallPacked(builtin::kAllocShapeHeap, {analysis::Int64Value(num_slots_)})
-                                         : analysis::MakeCallPacked(builtin::kNull, {}));
+    heap.value =
+        Annotate(num_slots_ > 0 ? analysis::MakeCallPacked(builtin::kAllocShapeHeap, {analysis::Int64Value(num_slots_)})
+                                : analysis::MakeCallPacked(builtin::kNull, {}));
     prologue.bindings.insert(prologue.bindings.begin(), std::move(heap));
     const auto* seq = body.as<SeqExprNode>();
     std::vector<BindingBlock> blocks = {std::move(prologue)};
@@ -168,14 +169,16 @@ class ShapeLowerMutator : public Normalizer {
         args.push_back(analysis::Int64Value(SlotOf(d)));
       }
     }
-    Var shape = Emit("shape", analysis::MakeCallPacked(builtin::kMakeShape, std::move(args), ShapeStructInfoNode::make(dims)));
+    Var shape =
+        Emit("shape", analysis::MakeCallPacked(builtin::kMakeShape, std::move(args), ShapeStructInfoNode::make(dims)));
     state_.shapes[key] = shape;
     return shape;
   }
 
   Expr MutatePrimValue(const Expr& self, const PrimValueNode* op) override {
     if (op->value.as<tir::IntImmNode>() || op->value.as<tir::FloatImmNode>()) return self;
-    Fail("symbolic scalar prim(" + analysis::DimText(op->value) + ") cannot be lowered: the VM has no builtin that "
+    Fail("symbolic scalar prim(" + analysis::DimText(op->value) +
+         ") cannot be lowered: the VM has no builtin that "
          "reads a scalar from the shape heap; pass it inside a shape(...) instead");
     return self;
   }
@@ -211,9 +214,9 @@ class ShapeLowerMutator : public Normalizer {
     std::string ctx;
   };
   struct ScopeState {
-    std::set<const tir::VarNode*> bound;   // variables stored in the heap
-    std::map<std::string, int> computed;   // composite expression -> slot
-    std::map<std::string, Var> shapes;     // made shapes, by their dims
+    std::set<const tir::VarNode*> bound;  // variables stored in the heap
+    std::map<std::string, int> computed;  // composite expression -> slot
+    std::map<std::string, Var> shapes;    // made shapes, by their dims
   };
   struct ShapeFunc {
     std::string name;
@@ -283,10 +286,12 @@ class ShapeLowerMutator : public Normalizer {
 
   // Emits the rank/dtype/kind checks of `value` against `pattern` (skipped when
   // `value_sinfo` proves them, unless `always`) and queues its shape matches.
-  void EmitChecks(const Expr& value, const StructInfo& pattern, const StructInfo& value_sinfo,
-                  const std::string& ctx, bool always, std::vector<Todo>* todos) {
+  void EmitChecks(const Expr& value, const StructInfo& pattern, const StructInfo& value_sinfo, const std::string& ctx,
+                  bool always, std::vector<Todo>* todos) {
     if (!pattern.defined()) return;
-    auto needs = [&](const StructInfo& base) { return always || analysis::CheckBaseOf(base, value_sinfo) != analysis::BaseCheck::kPass; };
+    auto needs = [&](const StructInfo& base) {
+      return always || analysis::CheckBaseOf(base, value_sinfo) != analysis::BaseCheck::kPass;
+    };
     if (const auto* prim = pattern.as<PrimStructInfoNode>()) {
       if (needs(pattern)) {
         Check(builtin::kCheckPrimInfo, {value, DataTypeImmNode::make(prim->dtype), StringImmNode::make(ctx)});
@@ -302,8 +307,8 @@ class ShapeLowerMutator : public Normalizer {
     }
     if (const auto* tensor = pattern.as<TensorStructInfoNode>()) {
       if (needs(TensorStructInfoNode::make_ndim(tensor->ndim, tensor->dtype))) {
-        Check(builtin::kCheckTensorInfo, {value, analysis::Int64Value(tensor->ndim), DataTypeImmNode::make(tensor->dtype),
-                                               StringImmNode::make(ctx)});
+        Check(builtin::kCheckTensorInfo, {value, analysis::Int64Value(tensor->ndim),
+                                          DataTypeImmNode::make(tensor->dtype), StringImmNode::make(ctx)});
       }
       if (tensor->shape) todos->push_back({value, *tensor->shape, ctx});
       return;
@@ -375,8 +380,7 @@ class ShapeLowerMutator : public Normalizer {
         code = kAssertImm;
         value = *c;
       } else if (const auto* var = d.as<tir::VarNode>()) {
-        bool bound = state_.bound.count(var) ||
-                     std::find(stored.begin(), stored.end(), var) != stored.end();
+        bool bound = state_.bound.count(var) || std::find(stored.begin(), stored.end(), var) != stored.end();
         assert((bound || !final_round) && "variable unbound in the final match round");
         code = bound ? kAssertLoad : kStore;
         value = SlotOf(d);
@@ -435,7 +439,8 @@ class ShapeLowerMutator : public Normalizer {
     };
     std::vector<tir::Stmt> stores;
     for (const auto& [slot, expr] : func.stores) {
-      stores.push_back(tir::BufferStoreNode::make(heap, {tir::IntImm(DataType::I64(), slot)}, tir::Substitute(expr, load)));
+      stores.push_back(
+          tir::BufferStoreNode::make(heap, {tir::IntImm(DataType::I64(), slot)}, tir::Substitute(expr, load)));
     }
     tir::PrimFuncParam param;
     param.buffer = heap;

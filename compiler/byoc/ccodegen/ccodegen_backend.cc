@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/byoc/backend.h"
 #include "compiler/byoc/builtin_backends.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/system_linker.h"
-#include "compiler/analysis/struct_info_util.h"
 
 #ifndef STRATA_SOURCE_DIR
 #error "STRATA_SOURCE_DIR must name the source tree (for vm/kernel_abi.h and the sample library's header)"

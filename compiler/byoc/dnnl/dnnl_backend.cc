@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "compiler/byoc/backend.h"
-#include "compiler/byoc/builtin_backends.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/byoc/backend.h"
+#include "compiler/byoc/builtin_backends.h"
 
 namespace strata::byoc {
 
-using namespace graph;        // NOLINT: patterns over graph expressions
-using namespace pattern;      // NOLINT
+using namespace graph;    // NOLINT: patterns over graph expressions
+using namespace pattern;  // NOLINT
 
 namespace {
 
@@ -28,7 +28,8 @@ bool IsF32Tensor(const Expr& e, int rank = -1) {
 
 // The f32 operand checks shared by every pattern.
 DFPattern F32(DFPattern p, int rank = -1) {
-  return p.Where([rank](const Expr& e) { return IsF32Tensor(e, rank); }, rank < 0 ? "f32" : "f32 rank " + std::to_string(rank));
+  return p.Where([rank](const Expr& e) { return IsF32Tensor(e, rank); },
+                 rank < 0 ? "f32" : "f32 rank " + std::to_string(rank));
 }
 
 // The bias must have one value per output channel: b: (n,) with n the last dim

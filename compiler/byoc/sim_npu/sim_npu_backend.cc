@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/byoc/backend.h"
-#include "compiler/byoc/builtin_backends.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/byoc/backend.h"
+#include "compiler/byoc/builtin_backends.h"
 
 namespace strata::byoc {
 
@@ -98,7 +98,9 @@ std::vector<FusionPattern> Patterns() {
   for (const char* op : {"add", "multiply"}) {
     DFPattern a = F32(Wildcard()), b = F32(Wildcard());
     DFPattern call = IsOp(op, {a, b});
-    auto broadcast = [=](const PatternMatch& m, const BlockMatcher&) { return SecondBroadcastsToFirst(m.Get(a), m.Get(b)); };
+    auto broadcast = [=](const PatternMatch& m, const BlockMatcher&) {
+      return SecondBroadcastsToFirst(m.Get(a), m.Get(b));
+    };
     patterns.push_back({std::string("sim_npu.") + (std::string(op) == "add" ? "add" : "mul"), call, {}, broadcast});
   }
   patterns.push_back({"sim_npu.relu", IsOp("relu", {F32(Wildcard())}), {}, nullptr});
@@ -125,8 +127,8 @@ StatusOr<CodegenResult> SimNpuCodegen(const OffloadedFunction& offloaded) {
       }
       // The device kernel's scalars: stride_h, stride_w, pad_top, pad_left,
       // pad_bottom, pad_right, dilation_h, dilation_w (after the output).
-      for (int64_t v : {strides[0], strides[1], padding[0], padding[1], padding[2], padding[3], dilation[0],
-                        dilation[1]}) {
+      for (int64_t v :
+           {strides[0], strides[1], padding[0], padding[1], padding[2], padding[3], dilation[0], dilation[1]}) {
         call.extra_args.push_back(Int(v));
       }
     }

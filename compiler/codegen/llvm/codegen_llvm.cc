@@ -7,6 +7,8 @@
 // so concurrent compiles do not share state.
 #include "compiler/codegen/llvm/codegen_llvm.h"
 
+#include <set>
+
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
@@ -14,8 +16,6 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/raw_ostream.h>
-
-#include <set>
 
 #include "compiler/codegen/llvm/host_target.h"
 #include "compiler/codegen/llvm/kernel_entry.h"
@@ -86,8 +86,9 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
       std::string problems;
       llvm::raw_string_ostream stream(problems);
       if (llvm::verifyFunction(fn, &stream)) {
-        return Status(ErrorStatus(StatusCode::kInternal) << "internal error: invalid LLVM IR for tensor program '" << name << "' (function "
-                                    << fn.getName().str() << "): " << stream.str());
+        return Status(ErrorStatus(StatusCode::kInternal)
+                      << "internal error: invalid LLVM IR for tensor program '" << name << "' (function "
+                      << fn.getName().str() << "): " << stream.str());
       }
     }
     result.symbols.emplace(name, symbol);

@@ -12,13 +12,13 @@
 // status() rather than asserted: they are errors in the program being compiled.
 #pragma once
 
-#include <llvm/IR/IRBuilder.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <llvm/IR/IRBuilder.h>
 
 #include "compiler/codegen/llvm/kernel_module.h"
 #include "compiler/codegen/llvm/used_values.h"

@@ -1,6 +1,9 @@
 // HostTarget: see host_target.h.
 #include "compiler/codegen/llvm/host_target.h"
 
+#include <algorithm>
+#include <mutex>
+
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Analysis/TargetTransformInfo.h>
@@ -14,9 +17,6 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/TargetParser/X86TargetParser.h>
-
-#include <algorithm>
-#include <mutex>
 
 #include "compiler/codegen/llvm/system_linker.h"
 #include "vm/cpu_features.h"
@@ -125,14 +125,10 @@ std::vector<std::string> EnabledCheckableFeatures(llvm::TargetMachine& machine, 
 
 llvm::CodeGenOpt::Level CodeGenLevel(int opt_level) {
   switch (opt_level) {
-    case 0:
-      return llvm::CodeGenOpt::None;
-    case 1:
-      return llvm::CodeGenOpt::Less;
-    case 2:
-      return llvm::CodeGenOpt::Default;
-    default:
-      return llvm::CodeGenOpt::Aggressive;
+    case 0: return llvm::CodeGenOpt::None;
+    case 1: return llvm::CodeGenOpt::Less;
+    case 2: return llvm::CodeGenOpt::Default;
+    default: return llvm::CodeGenOpt::Aggressive;
   }
 }
 

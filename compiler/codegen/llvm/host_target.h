@@ -7,13 +7,13 @@
 // object), no fast-math.
 #pragma once
 
-#include <llvm/IR/Module.h>
-#include <llvm/Target/TargetMachine.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/kernel_module.h"

@@ -1,15 +1,15 @@
 // Kernel entry: argument checks and shape binding; see kernel_entry.h.
 #include "compiler/codegen/llvm/kernel_entry.h"
 
-#include <dlpack/dlpack.h>
-#include <llvm/IR/Constants.h>
-
 #include <cstddef>
 #include <vector>
 
+#include <dlpack/dlpack.h>
+#include <llvm/IR/Constants.h>
+
 #include "compiler/codegen/llvm/function_lowering.h"
-#include "compiler/ir/printer.h"
 #include "compiler/codegen/llvm/used_values.h"
+#include "compiler/ir/printer.h"
 #include "vm/kernel_abi.h"
 
 namespace strata::codegen {
@@ -46,14 +46,10 @@ int32_t ExpectedTypeCode(const tir::PrimFuncParam& param) {
 
 const char* TypeCodeNoun(int32_t code) {
   switch (code) {
-    case STRATA_ARG_TENSOR:
-      return "a tensor";
-    case STRATA_ARG_INT:
-      return "an int";
-    case STRATA_ARG_FLOAT:
-      return "a float";
-    default:
-      return "an argument of unknown type code";
+    case STRATA_ARG_TENSOR: return "a tensor";
+    case STRATA_ARG_INT: return "an int";
+    case STRATA_ARG_FLOAT: return "a float";
+    default: return "an argument of unknown type code";
   }
 }
 
@@ -249,8 +245,8 @@ StatusOr<llvm::Function*> EmitKernel(KernelModule& km, const std::string& progra
       llvm::Value* actual = dims[k][d];
       std::string what = escaped_prefix + "dimension " + std::to_string(d) + " expected ";
       const bool constant = tir::AsConstInt(dim) != nullptr;
-      what +=
-          constant ? EscapeFormat(ir::PrintPrimExpr(dim)) + ", got %lld" : EscapeFormat(ir::PrintPrimExpr(dim)) + " = %lld, got %lld";
+      what += constant ? EscapeFormat(ir::PrintPrimExpr(dim)) + ", got %lld"
+                       : EscapeFormat(ir::PrintPrimExpr(dim)) + " = %lld, got %lld";
       entry.EmitCheck(b.CreateICmpEQ(actual, expected), [&](llvm::IRBuilder<>& eb) {
         if (constant) {
           km.EmitSetErrorFormatted(eb, what, actual);

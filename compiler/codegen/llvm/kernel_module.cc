@@ -1,12 +1,12 @@
 // KernelModule: see kernel_module.h.
 #include "compiler/codegen/llvm/kernel_module.h"
 
+#include <cassert>
+#include <cstddef>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalVariable.h>
-
-#include <cassert>
-#include <cstddef>
 
 #include "vm/kernel_abi.h"
 
@@ -22,14 +22,10 @@ constexpr int kErrorBufferBytes = 512;
 
 unsigned FieldIndex(RuntimeApiSlot slot) {
   switch (slot) {
-    case RuntimeApiSlot::kParallelFor:
-      return 1;
-    case RuntimeApiSlot::kSetError:
-      return 2;
-    case RuntimeApiSlot::kAllocWorkspace:
-      return 3;
-    case RuntimeApiSlot::kFreeWorkspace:
-      return 4;
+    case RuntimeApiSlot::kParallelFor: return 1;
+    case RuntimeApiSlot::kSetError: return 2;
+    case RuntimeApiSlot::kAllocWorkspace: return 3;
+    case RuntimeApiSlot::kFreeWorkspace: return 4;
   }
   assert(false && "unknown runtime API slot");
   return 0;
@@ -57,17 +53,14 @@ KernelModule::KernelModule(llvm::Module& module, TargetInfo target)
 
 llvm::Type* KernelModule::ValueType(DataType dtype) {
   switch (dtype.code()) {
-    case DataType::Code::kBool:
-      return llvm::Type::getInt1Ty(context_);
+    case DataType::Code::kBool: return llvm::Type::getInt1Ty(context_);
     case DataType::Code::kInt:
-    case DataType::Code::kUInt:
-      return llvm::Type::getIntNTy(context_, dtype.bits());
+    case DataType::Code::kUInt: return llvm::Type::getIntNTy(context_, dtype.bits());
     case DataType::Code::kFloat:
       if (dtype.bits() == 16) return llvm::Type::getHalfTy(context_);
       if (dtype.bits() == 32) return llvm::Type::getFloatTy(context_);
       return llvm::Type::getDoubleTy(context_);
-    case DataType::Code::kHandle:
-      return llvm::PointerType::getUnqual(context_);
+    case DataType::Code::kHandle: return llvm::PointerType::getUnqual(context_);
   }
   assert(false && "unknown dtype code");
   return nullptr;

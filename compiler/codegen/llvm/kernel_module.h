@@ -7,12 +7,12 @@
 // symbol from the process that loads it.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
-
-#include <map>
-#include <string>
 
 #include "support/data_type.h"
 

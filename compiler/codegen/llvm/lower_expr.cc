@@ -6,10 +6,10 @@
 // && / || skip their right operand when it could trap (a load or a division) and
 // the left operand already decides the result. Float arithmetic is IEEE with only
 // contraction (fused multiply-add) allowed.
+#include <cassert>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
-
-#include <cassert>
 
 #include "compiler/codegen/llvm/function_lowering.h"
 #include "compiler/ir/tir_visitor.h"
@@ -90,8 +90,7 @@ llvm::Value* FunctionLowering::LowerExpr(const tir::PrimExpr& expr) {
       const auto* op = expr.as<tir::CastNode>();
       return LowerCast(op->dtype, op->value.dtype(), LowerExpr(op->value));
     }
-    case PrimExprKind::kCall:
-      return LowerCall(expr.as<tir::CallNode>());
+    case PrimExprKind::kCall: return LowerCall(expr.as<tir::CallNode>());
     case PrimExprKind::kBufferLoad: {
       const auto* op = expr.as<tir::BufferLoadNode>();
       llvm::Value* address = BufferAddress(op->buffer, op->indices);
@@ -99,8 +98,7 @@ llvm::Value* FunctionLowering::LowerExpr(const tir::PrimExpr& expr) {
       llvm::Value* value = b_.CreateAlignedLoad(memory_type, address, llvm::Align(op->buffer->dtype.bytes()));
       return op->dtype.is_bool() ? b_.CreateICmpNE(value, llvm::ConstantInt::get(memory_type, 0)) : value;
     }
-    default:
-      break;
+    default: break;
   }
   const auto* op = expr.as<tir::BinaryOpNode>();
   assert(op && "unknown PrimExpr kind");
@@ -120,12 +118,9 @@ llvm::Value* FunctionLowering::LowerBinary(const tir::BinaryOpNode* op) {
   // indices. Narrower integers wrap, as numpy's do.
   const bool nsw = is_signed && t.bits() == 64;
   switch (op->kind) {
-    case PrimExprKind::kAdd:
-      return is_float ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, nsw);
-    case PrimExprKind::kSub:
-      return is_float ? b_.CreateFSub(a, b) : b_.CreateSub(a, b, "", false, nsw);
-    case PrimExprKind::kMul:
-      return is_float ? b_.CreateFMul(a, b) : b_.CreateMul(a, b, "", false, nsw);
+    case PrimExprKind::kAdd: return is_float ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, nsw);
+    case PrimExprKind::kSub: return is_float ? b_.CreateFSub(a, b) : b_.CreateSub(a, b, "", false, nsw);
+    case PrimExprKind::kMul: return is_float ? b_.CreateFMul(a, b) : b_.CreateMul(a, b, "", false, nsw);
     case PrimExprKind::kDiv:
       if (is_float) return b_.CreateFDiv(a, b);
       return is_signed ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
@@ -152,10 +147,8 @@ llvm::Value* FunctionLowering::LowerBinary(const tir::BinaryOpNode* op) {
     case PrimExprKind::kMax:
       if (is_float) return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);  // std::max(a, b)
       return b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b);
-    case PrimExprKind::kEQ:
-      return is_float ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
-    case PrimExprKind::kNE:
-      return is_float ? b_.CreateFCmpUNE(a, b) : b_.CreateICmpNE(a, b);
+    case PrimExprKind::kEQ: return is_float ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
+    case PrimExprKind::kNE: return is_float ? b_.CreateFCmpUNE(a, b) : b_.CreateICmpNE(a, b);
     case PrimExprKind::kLT:
       if (is_float) return b_.CreateFCmpOLT(a, b);
       return is_signed ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
@@ -168,12 +161,9 @@ llvm::Value* FunctionLowering::LowerBinary(const tir::BinaryOpNode* op) {
     case PrimExprKind::kGE:
       if (is_float) return b_.CreateFCmpOGE(a, b);
       return is_signed ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
-    case PrimExprKind::kAnd:
-      return b_.CreateAnd(a, b);
-    case PrimExprKind::kOr:
-      return b_.CreateOr(a, b);
-    default:
-      break;
+    case PrimExprKind::kAnd: return b_.CreateAnd(a, b);
+    case PrimExprKind::kOr: return b_.CreateOr(a, b);
+    default: break;
   }
   assert(false && "unknown binary operator");
   return Undef(op->dtype);
@@ -237,20 +227,13 @@ llvm::Value* FunctionLowering::LowerCall(const tir::CallNode* op) {
     return Undef(t);
   }
   switch (op->op) {
-    case tir::Intrinsic::kExp:
-      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, args[0]);
-    case tir::Intrinsic::kLog:
-      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, args[0]);
-    case tir::Intrinsic::kSqrt:
-      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
-    case tir::Intrinsic::kAbs:
-      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
-    case tir::Intrinsic::kFloor:
-      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, args[0]);
-    case tir::Intrinsic::kCeil:
-      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, args[0]);
-    case tir::Intrinsic::kPow:
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
+    case tir::Intrinsic::kExp: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, args[0]);
+    case tir::Intrinsic::kLog: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, args[0]);
+    case tir::Intrinsic::kSqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
+    case tir::Intrinsic::kAbs: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
+    case tir::Intrinsic::kFloor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, args[0]);
+    case tir::Intrinsic::kCeil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, args[0]);
+    case tir::Intrinsic::kPow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
     case tir::Intrinsic::kTanh:
     case tir::Intrinsic::kErf: {
       // No LLVM intrinsic: call libm. f16 computes in f32.

@@ -3,11 +3,11 @@
 // Loop schedules become loop metadata, so LLVM's own vectorizer and unroller do
 // the transformation with their cost models and legality checks: a vectorized
 // loop that cannot be vectorized safely still runs correctly as a scalar loop.
-#include <llvm/IR/Constants.h>
-#include <llvm/IR/Metadata.h>
-
 #include <algorithm>
 #include <cassert>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Metadata.h>
 
 #include "compiler/codegen/llvm/function_lowering.h"
 #include "compiler/ir/tir_visitor.h"
@@ -54,8 +54,7 @@ llvm::MDNode* LoopHint(llvm::LLVMContext& ctx, const char* name, llvm::Metadata*
 
 void FunctionLowering::LowerStmt(const tir::Stmt& stmt) {
   switch (stmt->kind) {
-    case tir::StmtKind::kFor:
-      return LowerFor(stmt.as<tir::ForNode>());
+    case tir::StmtKind::kFor: return LowerFor(stmt.as<tir::ForNode>());
     case tir::StmtKind::kBufferStore: {
       const auto* op = stmt.as<tir::BufferStoreNode>();
       llvm::Value* value = LowerExpr(op->value);
@@ -64,8 +63,7 @@ void FunctionLowering::LowerStmt(const tir::Stmt& stmt) {
       b_.CreateAlignedStore(value, address, llvm::Align(op->buffer->dtype.bytes()));
       return;
     }
-    case tir::StmtKind::kAllocate:
-      return LowerAllocate(stmt.as<tir::AllocateNode>());
+    case tir::StmtKind::kAllocate: return LowerAllocate(stmt.as<tir::AllocateNode>());
     case tir::StmtKind::kLetStmt: {
       const auto* op = stmt.as<tir::LetStmtNode>();
       llvm::Value* value = LowerExpr(op->value);
@@ -81,8 +79,7 @@ void FunctionLowering::LowerStmt(const tir::Stmt& stmt) {
       }
       return;
     }
-    case tir::StmtKind::kIfThenElse:
-      return LowerIfThenElse(stmt.as<tir::IfThenElseNode>());
+    case tir::StmtKind::kIfThenElse: return LowerIfThenElse(stmt.as<tir::IfThenElseNode>());
     case tir::StmtKind::kSeqStmt:
       for (const tir::Stmt& s : stmt.as<tir::SeqStmtNode>()->stmts) LowerStmt(s);
       return;
@@ -92,9 +89,7 @@ void FunctionLowering::LowerStmt(const tir::Stmt& stmt) {
       EmitCheck(LowerExpr(op->condition), [&](llvm::IRBuilder<>& b) { km_.EmitSetError(b, message); });
       return;
     }
-    case tir::StmtKind::kEvaluate:
-      LowerExpr(stmt.as<tir::EvaluateNode>()->value);
-      return;
+    case tir::StmtKind::kEvaluate: LowerExpr(stmt.as<tir::EvaluateNode>()->value); return;
   }
   assert(false && "unknown statement kind");
 }

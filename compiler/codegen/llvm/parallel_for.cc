@@ -13,9 +13,9 @@
 // chunk function that becomes alias metadata, so the chunk's loops vectorize
 // without runtime overlap checks. Parallel loops inside the body run serially
 // (the runtime would run a nested parallel_for serially anyway).
-#include <llvm/IR/Constants.h>
-
 #include <algorithm>
+
+#include <llvm/IR/Constants.h>
 
 #include "compiler/codegen/llvm/function_lowering.h"
 #include "compiler/codegen/llvm/parallel_work.h"

@@ -46,10 +46,8 @@ class WorkEstimator {
         bindings_[op->var.get()] = Substituted(op->value);
         return Work(op->body);
       }
-      case tir::StmtKind::kAllocate:
-        return Work(s.as<tir::AllocateNode>()->body);
-      default:
-        return PrimExpr(1);
+      case tir::StmtKind::kAllocate: return Work(s.as<tir::AllocateNode>()->body);
+      default: return PrimExpr(1);
     }
   }
 

@@ -1,20 +1,20 @@
 // SystemLinker: see system_linker.h.
 #include "compiler/codegen/llvm/system_linker.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <spawn.h>
 #include <string>
+#include <unistd.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 extern char** environ;
 
@@ -185,8 +185,8 @@ StatusOr<std::vector<uint8_t>> CompileCSharedObject(const std::string& source,
   const std::string log_path = dir.File("compile.log");
   STRATA_RETURN_IF_ERROR(
       WriteFile(source_path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(source.data()), source.size())));
-  std::vector<std::string> command = {Driver(), "-O2", "-fPIC", "-shared", "-nostartfiles", "-Wl,-z,defs",
-                                      "-o",     library_path};
+  std::vector<std::string> command = {Driver(),        "-O2",         "-fPIC", "-shared",
+                                      "-nostartfiles", "-Wl,-z,defs", "-o",    library_path};
   for (const std::string& dir_path : include_dirs) command.push_back("-I" + dir_path);
   command.push_back(source_path);
   for (const std::string& input : link_inputs) command.push_back(input);

@@ -3,13 +3,13 @@
 // context a converter emits graph bindings through.
 #pragma once
 
-#include <onnx/onnx_pb.h>
-
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <onnx/onnx_pb.h>
 
 #include "compiler/ir/graph.h"
 #include "support/status.h"

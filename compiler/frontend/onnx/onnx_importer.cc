@@ -6,10 +6,10 @@
 #include <map>
 #include <sstream>
 
-#include "compiler/frontend/onnx/onnx_context.h"
-#include "compiler/op/op_registry.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
+#include "compiler/frontend/onnx/onnx_context.h"
+#include "compiler/op/op_registry.h"
 
 namespace strata::frontend {
 namespace {
@@ -95,7 +95,8 @@ class Importer : public ImportContext {
   }
 
   StatusOr<Expr> Bind(Expr value, const std::string& name_hint) override {
-    if (!value->struct_info.defined()) return ErrorStatus(StatusCode::kInternal) << "internal: binding a value without struct info";
+    if (!value->struct_info.defined())
+      return ErrorStatus(StatusCode::kInternal) << "internal: binding a value without struct info";
     graph::Var var(names_.Fresh(Identifier(name_hint, "v")), value->struct_info);
     bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, value, {}, node_location_});
     return Expr(var);
@@ -115,8 +116,9 @@ class Importer : public ImportContext {
       if (set.domain().empty() || set.domain() == "ai.onnx") opset_ = set.version();
     }
     if (opset_ < kMinOpset || opset_ > kMaxOpset) {
-      return ErrorStatus(StatusCode::kUnimplemented) << "the model uses ONNX opset " << opset_ << "; Strata imports opsets " << kMinOpset
-                           << " to " << kMaxOpset << " (re-export with opset_version in that range)";
+      return ErrorStatus(StatusCode::kUnimplemented)
+             << "the model uses ONNX opset " << opset_ << "; Strata imports opsets " << kMinOpset << " to " << kMaxOpset
+             << " (re-export with opset_version in that range)";
     }
     return Status::Ok();
   }
@@ -172,14 +174,16 @@ class Importer : public ImportContext {
   Status ConvertNode(const onnx::NodeProto& node, int index) {
     const std::string label = node.name().empty() ? "#" + std::to_string(index) : node.name();
     auto fail = [&](const std::string& message, StatusCode code = StatusCode::kInvalidArgument) -> Status {
-      return ErrorStatus(code) << "node '" << label << "' (" << node.op_type() << ", opset " << opset_ << "): " << message;
+      return ErrorStatus(code) << "node '" << label << "' (" << node.op_type() << ", opset " << opset_
+                               << "): " << message;
     };
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
       return fail("operators of domain '" + node.domain() + "' are not supported", StatusCode::kUnimplemented);
     }
     const OpConverter* converter = FindConverter(node.op_type());
     if (converter == nullptr) {
-      return fail("operator " + node.op_type() + " is not supported by Strata's ONNX importer", StatusCode::kUnimplemented);
+      return fail("operator " + node.op_type() + " is not supported by Strata's ONNX importer",
+                  StatusCode::kUnimplemented);
     }
     for (const onnx::AttributeProto& attr : node.attribute()) {
       const auto& known = converter->attributes;

@@ -4,9 +4,9 @@
 #include <map>
 #include <numeric>
 
+#include "compiler/analysis/struct_info_util.h"
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/ir/arith/simplify.h"
-#include "compiler/analysis/struct_info_util.h"
 
 namespace strata::frontend::onnx_import {
 namespace {
@@ -24,8 +24,7 @@ std::optional<std::vector<PrimExpr>> SymbolicInts(const OnnxValue* v, bool* scal
     if (scalar) *scalar = v->symbolic_scalar;
     return v->symbolic;
   }
-  if (v->constant && v->constant->shape.size() <= 1 &&
-      (v->constant->dtype.is_int() || v->constant->dtype.is_uint())) {
+  if (v->constant && v->constant->shape.size() <= 1 && (v->constant->dtype.is_int() || v->constant->dtype.is_uint())) {
     if (scalar) *scalar = v->constant->shape.empty();
     std::vector<PrimExpr> out;
     for (int64_t x : ConstantInts(*v->constant)) out.push_back(x);
@@ -243,8 +242,7 @@ Status Conv(NodeContext& n) {
   STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
-  if (n.input(0)->sinfo().as<TensorStructInfoNode>() &&
-      n.input(0)->sinfo().as<TensorStructInfoNode>()->ndim != 4) {
+  if (n.input(0)->sinfo().as<TensorStructInfoNode>() && n.input(0)->sinfo().as<TensorStructInfoNode>()->ndim != 4) {
     return n.Error("only 2-D convolutions (NCHW input) are supported");
   }
   ir::Attrs attrs = WindowAttrs(n);
@@ -262,7 +260,8 @@ Status Conv(NodeContext& n) {
 Converter Pool(const std::string& op) {
   return [op](NodeContext& n) -> Status {
     STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
-    if (n.node().output_size() > 1 && !n.node().output(1).empty()) return n.Unsupported("the Indices output is not supported");
+    if (n.node().output_size() > 1 && !n.node().output(1).empty())
+      return n.Unsupported("the Indices output is not supported");
     STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
     ir::Attrs attrs = WindowAttrs(n);
     attrs["pool_size"] = n.IntsAttr("kernel_shape");
@@ -504,8 +503,8 @@ Status Slice(NodeContext& n) {
     const int64_t size = static_cast<int64_t>(data->symbolic->size());
     auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + size : v, int64_t{0}, size); };
     const int64_t b = clamp(starts[0]), e = clamp(ends[0]);
-    n.outputs = {Symbolic(std::vector<PrimExpr>(data->symbolic->begin() + b, data->symbolic->begin() + std::max(b, e)),
-                          false)};
+    n.outputs = {
+        Symbolic(std::vector<PrimExpr>(data->symbolic->begin() + b, data->symbolic->begin() + std::max(b, e)), false)};
     return Status::Ok();
   }
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
@@ -615,8 +614,11 @@ const std::map<std::string, OpConverter>& Converters() {
       {"MatMul", {MatMul, {}}},
       {"Gemm", {Gemm, {"alpha", "beta", "transA", "transB"}}},
       {"Conv", {Conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
-      {"MaxPool", {Pool("max_pool2d"), {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}}},
-      {"AveragePool", {Pool("avg_pool2d"), {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}}},
+      {"MaxPool",
+       {Pool("max_pool2d"),
+        {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}}},
+      {"AveragePool",
+       {Pool("avg_pool2d"), {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}}},
       {"GlobalAveragePool", {Unary("global_avg_pool2d"), {}}},
       {"BatchNormalization", {BatchNorm, {"epsilon", "momentum", "training_mode"}}},
       {"LayerNormalization", {LayerNorm, {"axis", "epsilon", "stash_type"}}},

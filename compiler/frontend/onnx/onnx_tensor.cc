@@ -20,24 +20,15 @@ graph::StructInfo OnnxValue::sinfo() const {
 
 StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
   switch (onnx_type) {
-    case onnx::TensorProto::FLOAT:
-      return DataType::F32();
-    case onnx::TensorProto::DOUBLE:
-      return DataType::F64();
-    case onnx::TensorProto::FLOAT16:
-      return DataType::Float(16);
-    case onnx::TensorProto::INT8:
-      return DataType::Int(8);
-    case onnx::TensorProto::INT16:
-      return DataType::Int(16);
-    case onnx::TensorProto::INT32:
-      return DataType::Int(32);
-    case onnx::TensorProto::INT64:
-      return DataType::I64();
-    case onnx::TensorProto::UINT8:
-      return DataType::UInt(8);
-    case onnx::TensorProto::BOOL:
-      return DataType::Bool();
+    case onnx::TensorProto::FLOAT: return DataType::F32();
+    case onnx::TensorProto::DOUBLE: return DataType::F64();
+    case onnx::TensorProto::FLOAT16: return DataType::Float(16);
+    case onnx::TensorProto::INT8: return DataType::Int(8);
+    case onnx::TensorProto::INT16: return DataType::Int(16);
+    case onnx::TensorProto::INT32: return DataType::Int(32);
+    case onnx::TensorProto::INT64: return DataType::I64();
+    case onnx::TensorProto::UINT8: return DataType::UInt(8);
+    case onnx::TensorProto::BOOL: return DataType::Bool();
     default:
       return ErrorStatus() << "ONNX element type " << onnx_type << " ("
                            << onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type))
@@ -57,7 +48,8 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
     count *= d;
   }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    return ErrorStatus(StatusCode::kUnimplemented) << "external tensor data is not supported (save the model with the weights inside)";
+    return ErrorStatus(StatusCode::kUnimplemented)
+           << "external tensor data is not supported (save the model with the weights inside)";
   }
   const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(tensor->dtype.bytes());
   // The data must be there before anything is allocated for it.
@@ -66,8 +58,8 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
                          << tensor->dtype.ToString();
   }
   if (!proto.has_raw_data() && count > 0) {
-    const int64_t stored = proto.float_data_size() + proto.double_data_size() + proto.int64_data_size() +
-                           proto.int32_data_size();
+    const int64_t stored =
+        proto.float_data_size() + proto.double_data_size() + proto.int64_data_size() + proto.int32_data_size();
     if (stored != count) return ErrorStatus() << "holds " << stored << " values for " << count << " elements";
   }
   tensor->bytes.resize(bytes);
@@ -86,30 +78,17 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
     std::memcpy(tensor->bytes.data(), proto.raw_data().data(), bytes);
   } else if (count > 0) {
     switch (proto.data_type()) {
-      case onnx::TensorProto::FLOAT:
-        STRATA_RETURN_IF_ERROR(copy_typed(proto.float_data(), float{}));
-        break;
-      case onnx::TensorProto::DOUBLE:
-        STRATA_RETURN_IF_ERROR(copy_typed(proto.double_data(), double{}));
-        break;
-      case onnx::TensorProto::INT64:
-        STRATA_RETURN_IF_ERROR(copy_typed(proto.int64_data(), int64_t{}));
-        break;
-      case onnx::TensorProto::INT32:
-        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int32_t{}));
-        break;
-      case onnx::TensorProto::INT16:
-        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int16_t{}));
-        break;
-      case onnx::TensorProto::INT8:
-        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int8_t{}));
-        break;
+      case onnx::TensorProto::FLOAT: STRATA_RETURN_IF_ERROR(copy_typed(proto.float_data(), float{})); break;
+      case onnx::TensorProto::DOUBLE: STRATA_RETURN_IF_ERROR(copy_typed(proto.double_data(), double{})); break;
+      case onnx::TensorProto::INT64: STRATA_RETURN_IF_ERROR(copy_typed(proto.int64_data(), int64_t{})); break;
+      case onnx::TensorProto::INT32: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int32_t{})); break;
+      case onnx::TensorProto::INT16: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int16_t{})); break;
+      case onnx::TensorProto::INT8: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int8_t{})); break;
       case onnx::TensorProto::UINT8:
-      case onnx::TensorProto::BOOL:
-        STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), uint8_t{}));
-        break;
+      case onnx::TensorProto::BOOL: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), uint8_t{})); break;
       default:
-        return ErrorStatus(StatusCode::kUnimplemented) << "typed data of element type " << proto.data_type() << " is not supported";
+        return ErrorStatus(StatusCode::kUnimplemented)
+               << "typed data of element type " << proto.data_type() << " is not supported";
     }
   }
   return std::shared_ptr<const graph::HostTensor>(std::move(tensor));
@@ -123,8 +102,18 @@ std::vector<int64_t> ConstantInts(const graph::HostTensor& tensor) {
     int64_t v = 0;
     switch (tensor.dtype.bits()) {
       case 8: v = tensor.dtype.is_int() ? static_cast<int8_t>(*p) : *p; break;
-      case 16: { int16_t x; std::memcpy(&x, p, 2); v = x; break; }
-      case 32: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
+      case 16: {
+        int16_t x;
+        std::memcpy(&x, p, 2);
+        v = x;
+        break;
+      }
+      case 32: {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+        break;
+      }
       default: std::memcpy(&v, p, 8); break;
     }
     if (tensor.dtype.is_bool()) v = *p != 0;

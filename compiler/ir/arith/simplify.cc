@@ -90,8 +90,8 @@ PrimExpr FoldCast(DataType to, const PrimExpr& value) {
     if (to.is_bool()) return Bool(imm->value != 0);
     if (to.is_integral()) return tir::IntImm(to, WrapInt(to, static_cast<uint64_t>(imm->value)));
     if (to.is_float()) {
-      double v = from.is_uint() ? static_cast<double>(static_cast<uint64_t>(imm->value))
-                                : static_cast<double>(imm->value);
+      double v =
+          from.is_uint() ? static_cast<double>(static_cast<uint64_t>(imm->value)) : static_cast<double>(imm->value);
       return FoldedFloat(to, v);
     }
     return PrimExpr();
@@ -274,9 +274,7 @@ Polynomial AtomOrConstant(const PrimExpr& expr) {
 Polynomial DivMod(PrimExprKind kind, const Polynomial& a, const Polynomial& b, const PrimExpr& self) {
   bool is_div = kind == PrimExprKind::kFloorDiv;
   DataType t = a.dtype();
-  auto opaque = [&]() {
-    return Polynomial::Atom(Reuse(self, BinaryOpNode::make(kind, a.ToExpr(), b.ToExpr())));
-  };
+  auto opaque = [&]() { return Polynomial::Atom(Reuse(self, BinaryOpNode::make(kind, a.ToExpr(), b.ToExpr()))); };
   if (!b.IsConstant()) return opaque();
   int64_t c = b.constant();
   if (c == 0) return opaque();  // a division by zero stays visible

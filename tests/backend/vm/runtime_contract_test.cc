@@ -2,12 +2,12 @@
 // side: kernel-free programs go through the default pipeline and CodegenVM, are
 // written, loaded (so the runtime's verifier and builtin resolution run) and
 // executed. The error messages asserted are the ones users see.
-#include <gtest/gtest.h>
-
 #include <mutex>
 
-#include "compiler/driver/pipeline.h"
+#include <gtest/gtest.h>
+
 #include "compiler/backend/vm/vm_codegen.h"
+#include "compiler/driver/pipeline.h"
 #include "serialization/writer.h"
 #include "tests/transform/test_util.h"
 #include "vm/executable.h"
@@ -78,19 +78,19 @@ TEST(RuntimeContractTest, DestinationPassingLibraryCallGetsAnAllocatedOutput) {
   static std::once_flag once;
   std::call_once(once, [] {
     // transform_test.check_transposed(x, out): checks that out has the dims of x reversed.
-    ASSERT_TRUE(vm::RegisterLibraryFunction(
-                    "transform_test.check_transposed",
-                    [](std::span<const Value* const> args, Value* out) -> Status {
-                      if (args.size() != 2 || !args[0]->is_tensor() || !args[1]->is_tensor()) {
-                        return Status::Error("expects (tensor, tensor)");
-                      }
-                      auto in = args[0]->tensor()->shape();
-                      auto res = args[1]->tensor()->shape();
-                      if (in.size() != 2 || res.size() != 2 || in[0] != res[1] || in[1] != res[0]) {
-                        return Status::Error("output is not the transposed shape");
-                      }
-                      return Status::Ok();
-                    })
+    ASSERT_TRUE(vm::RegisterLibraryFunction("transform_test.check_transposed",
+                                            [](std::span<const Value* const> args, Value* out) -> Status {
+                                              if (args.size() != 2 || !args[0]->is_tensor() || !args[1]->is_tensor()) {
+                                                return Status::Error("expects (tensor, tensor)");
+                                              }
+                                              auto in = args[0]->tensor()->shape();
+                                              auto res = args[1]->tensor()->shape();
+                                              if (in.size() != 2 || res.size() != 2 || in[0] != res[1] ||
+                                                  in[1] != res[0]) {
+                                                return Status::Error("output is not the transposed shape");
+                                              }
+                                              return Status::Ok();
+                                            })
                     .ok());
   });
   auto exe = Build(R"(

@@ -2,11 +2,11 @@
 // with the vm/bytecode/bytecode.h helpers), operand kinds and the deduplicated constant pool.
 #include "compiler/backend/vm/vm_codegen.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "compiler/driver/pipeline.h"
 #include "tests/transform/test_util.h"
@@ -70,17 +70,13 @@ std::vector<Instruction> DecodeAndVerify(const ExecutableSpec& exe, const Functi
               EXPECT_TRUE(value >= 0 && value < static_cast<int64_t>(exe.functions.size()))
                   << fn.name << ": function operand " << value << " at " << ins.pc;
               break;
-            case OperandKind::kImmediate:
-              break;
-            default:
-              ADD_FAILURE() << fn.name << ": bad operand kind at " << ins.pc;
+            case OperandKind::kImmediate: break;
+            default: ADD_FAILURE() << fn.name << ": bad operand kind at " << ins.pc;
           }
         }
         break;
       }
-      case vm::Opcode::kRet:
-        EXPECT_TRUE(reg_ok(ins.words[0])) << fn.name << ": ret register " << ins.words[0];
-        break;
+      case vm::Opcode::kRet: EXPECT_TRUE(reg_ok(ins.words[0])) << fn.name << ": ret register " << ins.words[0]; break;
       case vm::Opcode::kGoto:
         EXPECT_TRUE(starts.count(ins.pc + ins.words[0])) << fn.name << ": goto target at " << ins.pc;
         break;
@@ -88,12 +84,13 @@ std::vector<Instruction> DecodeAndVerify(const ExecutableSpec& exe, const Functi
         EXPECT_TRUE(reg_ok(ins.words[0])) << fn.name << ": if register at " << ins.pc;
         EXPECT_TRUE(starts.count(ins.pc + ins.words[1])) << fn.name << ": if target at " << ins.pc;
         break;
-      default:
-        ADD_FAILURE() << "unknown opcode";
+      default: ADD_FAILURE() << "unknown opcode";
     }
   }
   EXPECT_FALSE(out.empty());
-  if (!out.empty()) { EXPECT_EQ(out.back().op, vm::Opcode::kRet) << fn.name << " does not end with ret"; }
+  if (!out.empty()) {
+    EXPECT_EQ(out.back().op, vm::Opcode::kRet) << fn.name << " does not end with ret";
+  }
   return out;
 }
 
@@ -146,11 +143,11 @@ TEST(VMCodegenTest, MatmulReluFunctionTableAndBytecode) {
   }
   // Shape handling, the planned intermediate (alloc_storage + a view), the pooled
   // result (alloc_tensor) and the kills (null).
-  EXPECT_EQ(libraries, (std::set<std::string>{"vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info",
-                                              "vm.builtin.shape_of", "vm.builtin.check_shape_info",
-                                              "vm.builtin.match_shape", "vm.builtin.make_shape",
-                                              "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor_from_storage",
-                                              "vm.builtin.alloc_tensor", "vm.builtin.null"}));
+  EXPECT_EQ(libraries,
+            (std::set<std::string>{"vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info", "vm.builtin.shape_of",
+                                   "vm.builtin.check_shape_info", "vm.builtin.match_shape", "vm.builtin.make_shape",
+                                   "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor_from_storage",
+                                   "vm.builtin.alloc_tensor", "vm.builtin.null"}));
 
   std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
   // The two kernels are called with (inputs..., output) and their results discarded.
@@ -187,7 +184,7 @@ func @main(x: Tensor[(2, 3), f32]) -> Object {
   }
   EXPECT_EQ(strings, 5);  // "hello", "main: parameter 'x'", "2", "3", "main: parameter 'x' (match_shape)"
   EXPECT_EQ(floats, 1);
-  EXPECT_EQ(dtypes, 1);   // dtype(f32), shared with check_tensor_info
+  EXPECT_EQ(dtypes, 1);  // dtype(f32), shared with check_tensor_info
   EXPECT_EQ(shapes, 1);
   EXPECT_EQ(tensors, 2);
   std::vector<Instruction> code = DecodeAndVerify(exe, exe.functions[0]);
@@ -333,7 +330,7 @@ func @main(x: Tensor[(n,), f32]) -> Tensor {
   return y
 }
 )"),
-                                                          {"Normalize"});
+                                                                    {"Normalize"});
   ASSERT_TRUE(normalized.ok());
   StatusOr<ExecutableSpec> exe = CodegenVM(*normalized);
   ASSERT_FALSE(exe.ok());

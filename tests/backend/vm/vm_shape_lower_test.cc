@@ -2,10 +2,10 @@
 // that no symbolic variable is left in a value.
 #include "compiler/backend/vm/vm_shape_lower.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "compiler/ir/graph_visitor.h"
 #include "tests/transform/test_util.h"

@@ -3,13 +3,13 @@
 // (sim_npu.cc) checks a call here, pins the buffers, and runs it.
 #pragma once
 
-#include <dlpack/dlpack.h>
-
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
+
+#include <dlpack/dlpack.h>
 
 #include "vm/device_plugin.h"
 #include "vm/devices/sim_npu/config.h"

@@ -9,8 +9,6 @@
 // accounting), and errors_mu_ innermost under any of them (recording a
 // failure). Device::mu_ (buffers, arena, handle tables) takes nothing but
 // errors_mu_. Kernels and copies run with no lock held.
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,6 +27,8 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "vm/device_plugin.h"
 #include "vm/devices/sim_npu/arena.h"
@@ -395,9 +395,9 @@ class Device {
     // Ranges that overflow are refused by the bounds check below; only compare those that fit.
     const bool fit = size <= UINT64_MAX - src_offset && size <= UINT64_MAX - dst_offset;
     if (src == dst && size > 0 && fit && src_offset < dst_offset + size && dst_offset < src_offset + size) {
-      return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": source bytes " + ByteRange(src_offset, size) +
-                                                            " and destination bytes " + ByteRange(dst_offset, size) +
-                                                            " of " + Describe(src) + " overlap");
+      return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": source bytes " + ByteRange(src_offset, size) + " and destination bytes " +
+                      ByteRange(dst_offset, size) + " of " + Describe(src) + " overlap");
     }
     Command cmd;
     cmd.type = Command::kCopyD2D;
