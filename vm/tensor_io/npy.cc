@@ -408,6 +408,23 @@ StatusOr<Ref<Tensor>> ParseInlineTensor(std::string_view text) {
   return tensor;
 }
 
+namespace {
+
+// The integer at `p` (unaligned) as the signed or unsigned type of its width.
+template <typename Signed, typename Unsigned>
+std::string IntegerText(const uint8_t* p, bool is_signed) {
+  if (is_signed) {
+    Signed v;
+    std::memcpy(&v, p, sizeof(v));
+    return std::to_string(v);
+  }
+  Unsigned v;
+  std::memcpy(&v, p, sizeof(v));
+  return std::to_string(v);
+}
+
+}  // namespace
+
 std::string FormatElement(DataType dtype, const uint8_t* p) {
   char buf[64];
   if (dtype.is_bool()) return *p ? "true" : "false";
@@ -429,43 +446,12 @@ std::string FormatElement(DataType dtype, const uint8_t* p) {
     auto r = std::to_chars(buf, buf + sizeof(buf), v);
     return std::string(buf, r.ptr);
   }
-  int64_t s = 0;
-  uint64_t u = 0;
   switch (dtype.bits()) {
-    case 8: {
-      int8_t a;
-      uint8_t b;
-      std::memcpy(&a, p, 1);
-      std::memcpy(&b, p, 1);
-      s = a;
-      u = b;
-      break;
-    }
-    case 16: {
-      int16_t a;
-      uint16_t b;
-      std::memcpy(&a, p, 2);
-      std::memcpy(&b, p, 2);
-      s = a;
-      u = b;
-      break;
-    }
-    case 32: {
-      int32_t a;
-      uint32_t b;
-      std::memcpy(&a, p, 4);
-      std::memcpy(&b, p, 4);
-      s = a;
-      u = b;
-      break;
-    }
-    default: {
-      std::memcpy(&s, p, 8);
-      std::memcpy(&u, p, 8);
-      break;
-    }
+    case 8: return IntegerText<int8_t, uint8_t>(p, dtype.is_int());
+    case 16: return IntegerText<int16_t, uint16_t>(p, dtype.is_int());
+    case 32: return IntegerText<int32_t, uint32_t>(p, dtype.is_int());
+    default: return IntegerText<int64_t, uint64_t>(p, dtype.is_int());
   }
-  return dtype.is_int() ? std::to_string(s) : std::to_string(u);
 }
 
 std::string FormatInlineTensor(const Tensor& tensor, int64_t max_elements) {
