@@ -34,6 +34,26 @@ class InputCollector : public ExprVisitor {
   std::vector<Expr> order;
 };
 
+// The symbolic variables a group's bindings name in their values (shape
+// expressions, prim values, call_tir output struct info, match_cast patterns):
+// the function needs each either from a parameter's shape or as a shape argument.
+class SymbolicVarCollector : public ExprVisitor {
+ public:
+  void VisitShapeExpr(const ShapeExprNode* op) override {
+    for (const tir::PrimExpr& v : op->values) analysis::CollectVars(v, &vars);
+  }
+  void VisitPrimValue(const PrimValueNode* op) override { analysis::CollectVars(op->value, &vars); }
+  void VisitCall(const CallNode* op) override {
+    for (const StructInfo& s : op->sinfo_args) analysis::CollectVars(s, &vars);
+    ExprVisitor::VisitCall(op);
+  }
+  void VisitBinding(const Binding& binding) override {
+    if (binding.pattern) analysis::CollectVars(binding.pattern, &vars);
+    ExprVisitor::VisitBinding(binding);
+  }
+  std::vector<tir::Var> vars;
+};
+
 // Rewrites a member binding's value onto the outlined function's variables.
 class Remapper : public ExprMutator {
  public:
@@ -277,23 +297,38 @@ std::vector<Binding> OutlineGroups(const pattern::BlockMatcher& block, bool is_d
       remap.MapVar(original.var.get(), var);
       body_block.bindings.push_back(std::move(binding));
     }
+    // Symbolic variables the body names that no parameter's shape defines (a
+    // reshape to (n, 4) where no input has n as a dimension) come in as one
+    // trailing shape argument.
+    std::vector<tir::Var> param_vars;
+    for (const Var& p : params) analysis::CollectDefinableVars(p->struct_info, &param_vars);
+    std::set<const tir::VarNode*> defined_by_params;
+    for (const tir::Var& v : param_vars) defined_by_params.insert(v.get());
+    SymbolicVarCollector used;
+    for (const Binding& b : body_block.bindings) used.VisitBinding(b);
+    std::vector<tir::PrimExpr> shape_args;
+    for (const tir::Var& v : used.vars) {
+      if (defined_by_params.insert(v.get()).second) shape_args.push_back(v);
+    }
+    if (!shape_args.empty()) {
+      params.push_back(Var("shape_vars", ShapeStructInfoNode::make(shape_args), false));
+      args.push_back(ShapeExprNode::make(shape_args));
+    }
+
     Expr result;
-    StructInfo ret;
     if (outputs.size() == 1) {
       result = remap.MutateExpr(outputs[0]);
-      ret = signature.Rewrite(outputs[0]->struct_info);
     } else {
       std::vector<Expr> fields;
-      std::vector<StructInfo> field_info;
-      for (const Var& v : outputs) {
-        fields.push_back(remap.MutateExpr(v));
-        field_info.push_back(signature.Rewrite(v->struct_info));
-      }
+      for (const Var& v : outputs) fields.push_back(remap.MutateExpr(v));
       result = TupleNode::make(std::move(fields));
-      ret = TupleStructInfoNode::make(std::move(field_info));
     }
-    Expr func =
-        FunctionNode::make(params, SeqExprNode::make({std::move(body_block)}, result), ret, group.function_attrs);
+    // The return struct info is left for Normalize to infer from the body, in
+    // the function's own variables ((s0 + 1) // 2 for a stride-2 conv of a
+    // parameter whose height is s0); each call substitutes its arguments' dims,
+    // so the caller keeps the exact outer expression.
+    Expr func = FunctionNode::make(params, SeqExprNode::make({std::move(body_block)}, result), StructInfo(),
+                                   group.function_attrs);
     functions->emplace_back(group.function_name, std::static_pointer_cast<const FunctionNode>(func.node_ptr()));
 
     // The call, and the unpacking of several results.

@@ -11,7 +11,13 @@
 //  - The function's parameters are the group's inputs in first-use order: the
 //    variables it reads that it does not define, and its inline constants (so
 //    weights reach an external function as arguments). Other inline arguments
-//    (shapes, scalars, strings) stay inside.
+//    (shapes, scalars, strings) stay inside. A parameter dimension that is an
+//    expression of the caller's (`(h + 1) // 2`) becomes a variable of the
+//    function's own; symbolic variables the body names that no parameter's
+//    shape defines come in as one trailing shape argument (`shape_vars`).
+//  - The return struct info is inferred from the body, in the function's own
+//    variables, so each call's result is exact in the caller's (`((h + 1) // 2
+//    + 1) // 2` after two stride-2 convolutions), at every shape.
 //  - Its results are the group's variables used outside it: one result is
 //    returned as is, several as a tuple the caller unpacks.
 //  - The block is rebuilt with the call in place of the group and re-sorted

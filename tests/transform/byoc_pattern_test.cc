@@ -107,5 +107,35 @@ TEST(FuseOpsByPatternTest, NeverSwallowsAnEscapingIntermediateNorCreatesACycle) 
       << ir::PrintModule(relu_add.value());
 }
 
+TEST(FuseOpsByPatternTest, OutlinedFunctionsKeepExactSymbolicShapes) {
+  // v's length is n * 4: the function's parameter gets a variable of its own
+  // (s0); the reshape names n, which no parameter of the function defines, so
+  // n comes in as a shape argument; the return struct info is inferred in the
+  // function's own variables and the caller's result is exact.
+  ir::IRModule module = transform::testing::RunPasses(transform::testing::Parse(R"(
+func @main(x: Tensor[(n, 4), f32], v: Tensor[(n * 4,), f32]) -> Tensor[(n, 4), f32] {
+  dataflow {
+    r = reshape(v, shape(n, 4))
+    y = relu(r)
+    z = add(x, y)
+    output z
+  }
+  return z
+}
+)"),
+                                                      {"Normalize"})
+                            .value();
+  auto fused = FuseOpsByPattern(
+      module, {{"user.reshape_relu", IsOp("relu", {IsOp("reshape", {Wildcard(), Wildcard()})}), {}, nullptr}});
+  ASSERT_TRUE(fused.ok()) << fused.status().message();
+  const std::string text = ir::PrintModule(fused.value());
+  EXPECT_NE(
+      text.find("func @user_reshape_relu_0(v: Tensor[(s0,), f32], shape_vars: Shape[(n,)]) -> Tensor[(n, 4), f32]"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("y: Tensor[(n, 4), f32] = @user_reshape_relu_0(v, shape(n))"), std::string::npos) << text;
+  EXPECT_TRUE(transform::testing::RunPasses(fused.value(), {"WellFormed"}).ok()) << text;
+}
+
 }  // namespace
 }  // namespace strata::byoc
