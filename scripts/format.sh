@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 clang_format=${CLANG_FORMAT:-clang-format-16}
 command -v "$clang_format" >/dev/null || { echo "format.sh: $clang_format not found (scripts/install_deps.sh installs it)" >&2; exit 2; }
 
-# Tracked sources, less fixtures whose exact lines a test reads.
-mapfile -t files < <(git ls-files '*.cc' '*.h' '*.c' 2>/dev/null | grep -v '^tests/layers/fixture/' ||
+# Sources git tracks or would (new files too), less fixtures whose exact lines
+# a test reads.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' '*.c' 2>/dev/null | grep -v '^tests/layers/fixture/' ||
                      find support compiler vm kernels serialization apps tests benchmarks examples \
                        \( -name '*.cc' -o -name '*.h' -o -name '*.c' \) -not -path 'tests/layers/fixture/*')
 if [ "${1:-}" = "--check" ]; then

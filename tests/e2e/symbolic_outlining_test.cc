@@ -5,11 +5,11 @@
 // the operator tests). Before outlining carried exact struct info, the second
 // convolution's composite function could not prove its return shape
 // ((s0 + 1) // 2 against a fresh s2) and the compile failed.
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"
@@ -67,8 +67,7 @@ vm::Value Filled(std::vector<int64_t> shape, uint32_t seed) {
 }
 
 std::vector<vm::Value> Inputs(int64_t n, int64_t h, int64_t w) {
-  return {Filled({n, 3, h, w}, 1), Filled({8, 3, 3, 3}, 2), Filled({8}, 3), Filled({16, 8, 3, 3}, 4),
-          Filled({16}, 5)};
+  return {Filled({n, 3, h, w}, 1), Filled({8, 3, 3, 3}, 2), Filled({8}, 3), Filled({16, 8, 3, 3}, 4), Filled({16}, 5)};
 }
 
 // (n, h, w): odd and even sizes, so the ceil in (h + 1) // 2 matters.
