@@ -5,7 +5,8 @@ Every case is a tiny ONNX graph (one operator, or a chain of 2-5 nodes where the
 operator needs a shape input) built directly with onnx.helper -- no PyTorch. For
 each case this writes tests/fixtures/onnx_ops/<case>/:
 
-  model.onnx            ir_version 8, opset 17 unless the case says otherwise,
+  model.onnx            ir_version 8, opset 17 unless the case says otherwise
+                        (13 to 21, the range the importer takes),
                         checked with onnx.checker.check_model(full_check=True)
   case.txt              one line describing the case
   inputs.txt            one line per graph input:  <name> <dtype> <d0,d1,...>
@@ -465,6 +466,22 @@ def _(rng):
                 [node("ReduceMax", ["x"], ["y"], name="max")], NH_RUNS)
 
 
+@case("reducemean_axes_input_opset18", "opset 18: ReduceMean axes=[1] as a constant input (the attribute is "
+      "gone) keepdims=0: x (n,h,4) -> (n,4)", opset=18)
+def _(rng):
+    return Case(None, None, RED_X, [("y", F32, ("n", 4))],
+                [node("ReduceMean", ["x", "axes"], ["y"], name="mean", keepdims=0)], NH_RUNS,
+                inits={"axes": i64([1])}, opset=18)
+
+
+@case("reducemax_axes_input_opset18", "opset 18: ReduceMax axes=[0,2] as a constant input, "
+      "noop_with_empty_axes=0 written out, keepdims=1: x (n,h,4) -> (1,h,1)", opset=18)
+def _(rng):
+    return Case(None, None, RED_X, [("y", F32, (1, "h", 1))],
+                [node("ReduceMax", ["x", "axes"], ["y"], name="max", keepdims=1, noop_with_empty_axes=0)],
+                NH_RUNS, inits={"axes": i64([0, 2])}, opset=18)
+
+
 # --------------------------------------------------------------------------
 # Shape manipulation
 # --------------------------------------------------------------------------
@@ -567,6 +584,30 @@ def _(rng):
     return Case(None, None, [("x", F32, ("n", 6))],
                 [("a", F32, ("n", 2)), ("b", F32, ("n", 2)), ("c", F32, ("n", 2))],
                 [node("Split", ["x"], ["a", "b", "c"], name="split", axis=1)], N_RUNS)
+
+
+@case("split_num_outputs_uneven_opset18", "opset 18: Split axis=1 num_outputs=3 of 7 columns (chunks of "
+      "ceil(7/3) = 3, the last one shorter): x (n,7) -> a (n,3), b (n,3), c (n,1)", opset=18)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 7))],
+                [("a", F32, ("n", 3)), ("b", F32, ("n", 3)), ("c", F32, ("n", 1))],
+                [node("Split", ["x"], ["a", "b", "c"], name="split", axis=1, num_outputs=3)], N_RUNS, opset=18)
+
+
+@case("cast_saturate_opset19", "opset 19: Cast to=FLOAT with saturate=1 (only meaningful for float8 "
+      "targets, a no-op here): x int64 (n,5) -> float32 (n,5)", opset=19,
+      gen={"x": small_ints(-1000, 1000, np.int64)})
+def _(rng):
+    return Case(None, None, [("x", I64, ("n", 5))], [("y", F32, ("n", 5))],
+                [node("Cast", ["x"], ["y"], name="cast", to=F32, saturate=1)], N_RUNS, opset=19)
+
+
+@case("matmul_gelu_opset21", "opset 21 (the newest Strata imports): Gelu(MatMul(x, W)) with Gelu's "
+      "default approximate='none': x (n,8), W (8,4) -> (n,4)", opset=21)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 8))], [("y", F32, ("n", 4))],
+                [node("MatMul", ["x", "w"], ["m"], name="matmul"), node("Gelu", ["m"], ["y"], name="gelu")],
+                N_RUNS, inits={"w": w_normal(rng, (8, 4))}, opset=21)
 
 
 @case("slice_steps", "Slice starts [0,1] ends [INT64_MAX,-1] axes [0,1] steps [1,2] (constant inputs): "

@@ -17,7 +17,7 @@ namespace {
 using namespace onnx_import;  // NOLINT: the importer's own internals
 
 constexpr int64_t kMinOpset = 13;
-constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kMaxOpset = 21;
 
 // A name usable as a text-IR identifier (ONNX names may hold '/', ':', '.').
 std::string Identifier(const std::string& name, const std::string& fallback) {

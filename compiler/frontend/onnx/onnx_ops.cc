@@ -524,6 +524,28 @@ Status Split(NodeContext& n) {
     int64_t at = 0;
     for (size_t i = 0; i + 1 < sizes.size(); ++i) indices.push_back(at += sizes[i]);
     attrs["indices_or_sections"] = indices;
+  } else if (n.HasAttr("num_outputs")) {
+    // Opset 18: chunks of ceil(dim / num_outputs), the last one shorter.
+    const int64_t parts = n.IntAttr("num_outputs", 0);
+    if (parts != n.node().output_size()) {
+      return n.Error("num_outputs " + std::to_string(parts) + " does not match the node's " +
+                     std::to_string(n.node().output_size()) + " outputs");
+    }
+    STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+    const StructInfo sinfo = in->sinfo();
+    const auto* t = sinfo.as<TensorStructInfoNode>();
+    const int64_t rank = t != nullptr && t->shape ? static_cast<int64_t>(t->shape->size()) : -1;
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    const tir::IntImmNode* dim = rank >= 0 && a >= 0 && a < rank ? (*t->shape)[a].as<tir::IntImmNode>() : nullptr;
+    if (dim == nullptr) {
+      return n.Unsupported("num_outputs splits axis " + std::to_string(axis) +
+                           " into chunks of ceil(dim / num_outputs), which needs the dimension known at compile "
+                           "time (it is symbolic here); give the sizes as the split input instead");
+    }
+    const int64_t chunk = (dim->value + parts - 1) / parts;
+    std::vector<int64_t> indices;
+    for (int64_t i = 1; i < parts; ++i) indices.push_back(std::min(i * chunk, dim->value));
+    attrs["indices_or_sections"] = indices;
   } else {
     attrs["indices_or_sections"] = static_cast<int64_t>(n.node().output_size());
   }
@@ -608,7 +630,7 @@ const std::map<std::string, OpConverter>& Converters() {
       {"LeakyRelu", {LeakyRelu, {"alpha"}}},
       {"Gelu", {Gelu, {"approximate"}}},
       {"Clip", {Clip, {}}},
-      {"Cast", {Cast, {"to"}}},
+      {"Cast", {Cast, {"saturate", "to"}}},
       {"Identity", {PassThrough, {}}},
       {"Dropout", {PassThrough, {"seed"}}},
       {"MatMul", {MatMul, {}}},
@@ -624,14 +646,14 @@ const std::map<std::string, OpConverter>& Converters() {
       {"LayerNormalization", {LayerNorm, {"axis", "epsilon", "stash_type"}}},
       {"Softmax", {SoftmaxLike("softmax"), {"axis"}}},
       {"LogSoftmax", {SoftmaxLike("log_softmax"), {"axis"}}},
-      {"ReduceMean", {Reduce("mean"), {"axes", "keepdims"}}},
+      {"ReduceMean", {Reduce("mean"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"ReduceSum", {Reduce("sum"), {"keepdims", "noop_with_empty_axes"}}},
-      {"ReduceMax", {Reduce("max"), {"axes", "keepdims"}}},
+      {"ReduceMax", {Reduce("max"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"Reshape", {Reshape, {"allowzero"}}},
       {"Transpose", {Transpose, {"perm"}}},
       {"Flatten", {Flatten, {"axis"}}},
       {"Concat", {Concat, {"axis"}}},
-      {"Split", {Split, {"axis"}}},
+      {"Split", {Split, {"axis", "num_outputs"}}},
       {"Slice", {Slice, {}}},
       {"Gather", {Gather, {"axis"}}},
       {"Unsqueeze", {Unsqueeze, {}}},
