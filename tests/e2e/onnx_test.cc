@@ -313,6 +313,82 @@ TEST(OnnxImport, DamagedInitializersAreErrorsNotCrashes) {
   EXPECT_EQ(few_values.status().message(), "m.onnx: initializer 'W': holds 1 values for 4 elements");
 }
 
+// y = x + W with W stored outside the model, as PyTorch's exporter stores large
+// weights: W is read from the file its `location` names next to the model.
+TEST(OnnxImport, ExternalTensorDataIsReadFromTheModelsFolder) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "strata_onnx_external";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Add", 18)));
+  model.mutable_graph()->mutable_node(0)->add_input("W");
+  auto* w = model.mutable_graph()->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto entry = [&](const std::string& key, const std::string& value) {
+    auto* e = w->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  };
+  entry("location", "weights.bin");
+  entry("offset", "8");
+  entry("length", "16");
+  const float values[4] = {0.5f, -1.0f, 2.0f, 4.0f};
+  {
+    std::ofstream data(dir / "weights.bin", std::ios::binary);
+    data.write("padding!", 8);
+    data.write(reinterpret_cast<const char*>(values), sizeof(values));
+  }
+  const auto write_model = [&] {
+    std::ofstream out(dir / "model.onnx", std::ios::binary);
+    out << model.SerializeAsString();
+  };
+  write_model();
+  auto imported = frontend::ImportOnnxFile((dir / "model.onnx").string());
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  auto bytes = driver::Compile(std::move(imported).value(), driver::CompileOptions());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto exe = vm::Executable::LoadFromBytes(*bytes);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  vm::VirtualMachine machine(*exe);
+  auto x = vm::ParseInlineTensor("2x4xf32=1,2,3,4,5,6,7,8");
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  const std::vector<vm::Value> args = {vm::Value::FromTensor(*x)};
+  auto y = machine.Invoke("main", args);
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*y->tensor(), -1), "2x4xf32=1.5,1,5,8,5.5,5,9,12");
+
+  // What can go wrong, each named: the file, its size, the location, no folder.
+  fs::remove(dir / "weights.bin");
+  auto missing = frontend::ImportOnnxFile((dir / "model.onnx").string());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("initializer 'W': cannot open external data file '"), std::string::npos)
+      << missing.status().message();
+  {
+    std::ofstream data(dir / "weights.bin", std::ios::binary);
+    data.write("short", 5);
+  }
+  auto truncated = frontend::ImportOnnxFile((dir / "model.onnx").string());
+  EXPECT_NE(truncated.status().message().find("weights.bin' has 5 bytes; the tensor needs 16 at offset 8"),
+            std::string::npos)
+      << truncated.status().message();
+  auto from_bytes = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  EXPECT_EQ(from_bytes.status().message(),
+            "m.onnx: initializer 'W': stored in external file 'weights.bin', but the model was not read from a file "
+            "(import the .onnx file, or set external_data_dir)");
+  w->mutable_external_data(0)->set_value("../../etc/passwd");
+  write_model();
+  auto escaping = frontend::ImportOnnxFile((dir / "model.onnx").string());
+  EXPECT_NE(escaping.status().message().find(
+                "initializer 'W': external data location '../../etc/passwd' must be a path relative to the model's "
+                "folder, without '..'"),
+            std::string::npos)
+      << escaping.status().message();
+  fs::remove_all(dir);
+}
+
 // A damaged model file (every byte of the CNN's graph structure flipped in
 // turn) is imported or refused with a one-line error; it never crashes.
 TEST(OnnxImport, EveryFlippedByteOfAModelImportsOrFailsCleanly) {

@@ -90,10 +90,15 @@ class ImportContext {
   virtual StatusOr<Expr> Bind(Expr value, const std::string& name_hint) = 0;
   // The graph constant for host data (shared for the same data).
   virtual Expr Constant(std::shared_ptr<const graph::HostTensor> data) = 0;
+  // Where external tensor data is read from (empty: nowhere).
+  virtual const std::string& external_data_dir() const = 0;
 };
 
 // Host tensor helpers.
-StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::TensorProto& proto);
+// Data stored outside the model (data_location EXTERNAL) is read from the file
+// `location` names under `external_data_dir`, at `offset`, `length` bytes.
+StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::TensorProto& proto,
+                                                                   const std::string& external_data_dir);
 StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
 // The elements of an integer constant (any integer dtype) as int64.
 std::vector<int64_t> ConstantInts(const graph::HostTensor& tensor);

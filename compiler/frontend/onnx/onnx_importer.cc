@@ -2,6 +2,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -37,7 +38,7 @@ class Importer : public ImportContext {
     STRATA_RETURN_IF_ERROR(ReadOpset());
     const onnx::GraphProto& graph = model_.graph();
     for (const onnx::TensorProto& init : graph.initializer()) {
-      StatusOr<std::shared_ptr<const graph::HostTensor>> data = TensorFromProto(init);
+      StatusOr<std::shared_ptr<const graph::HostTensor>> data = TensorFromProto(init, options_.external_data_dir);
       if (!data.ok()) return Status(data.status()).WithContext("initializer '" + init.name() + "': ");
       values_[init.name()].constant = *data;
     }
@@ -101,6 +102,8 @@ class Importer : public ImportContext {
     bindings_.push_back(graph::Binding{graph::BindingKind::kVarBinding, var, value, {}, node_location_});
     return Expr(var);
   }
+
+  const std::string& external_data_dir() const override { return options_.external_data_dir; }
 
   Expr Constant(std::shared_ptr<const graph::HostTensor> data) override {
     auto it = constants_.find(data.get());
@@ -254,7 +257,12 @@ StatusOr<ir::IRModule> ImportOnnxFile(const std::string& path, const OnnxImportO
   if (!in) return ErrorStatus(StatusCode::kNotFound) << "cannot open '" << path << "'";
   std::stringstream bytes;
   bytes << in.rdbuf();
-  return ImportOnnxBytes(bytes.str(), path, options);
+  OnnxImportOptions with_dir = options;
+  if (with_dir.external_data_dir.empty()) {
+    with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
+    if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  }
+  return ImportOnnxBytes(bytes.str(), path, with_dir);
 }
 
 }  // namespace strata::frontend

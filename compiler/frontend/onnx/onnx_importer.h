@@ -1,4 +1,4 @@
-// The ONNX front end: an ONNX model (protobuf, opsets 13-17) -> an IRModule
+// The ONNX front end: an ONNX model (protobuf, opsets 13-21) -> an IRModule
 // with one graph function @main, ready for the default pipeline.
 //
 // Each graph input's `dim_param` becomes a symbolic variable (inputs that share
@@ -27,6 +27,11 @@ struct OnnxImportOptions {
   // Bounds on symbolic dims (strata compile --dynamic batch=1..64): recorded on
   // @main as attributes for memory planning, and checked against the model.
   std::map<std::string, std::pair<int64_t, int64_t>> dim_bounds;
+  // The folder tensors stored outside the model (ONNX external data, what
+  // PyTorch's exporter writes for large weights) are read from, by their
+  // relative `location`. ImportOnnxFile sets it to the model's folder when empty;
+  // without it such a tensor is an error naming it.
+  std::string external_data_dir;
 };
 
 StatusOr<ir::IRModule> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options = {});

@@ -351,7 +351,7 @@ Status Shape(NodeContext& n) {
 Status ConstantNode(NodeContext& n) {
   OnnxValue v;
   if (const onnx::TensorProto* t = n.TensorAttr("value")) {
-    STRATA_ASSIGN_OR_RETURN(v.constant, TensorFromProto(*t));
+    STRATA_ASSIGN_OR_RETURN(v.constant, TensorFromProto(*t, n.ctx().external_data_dir()));
   } else if (n.HasAttr("value_int")) {
     v.constant = MakeInt64Tensor({n.IntAttr("value_int", 0)}, true);
   } else if (n.HasAttr("value_ints")) {
@@ -386,7 +386,7 @@ Status ConstantOfShape(NodeContext& n) {
   double value = 0;
   DataType dtype = DataType::F32();
   if (const onnx::TensorProto* t = n.TensorAttr("value")) {
-    STRATA_ASSIGN_OR_RETURN(auto data, TensorFromProto(*t));
+    STRATA_ASSIGN_OR_RETURN(auto data, TensorFromProto(*t, n.ctx().external_data_dir()));
     if (data->bytes.size() != static_cast<size_t>(data->dtype.bytes())) {
       return n.Error("attribute 'value' must hold exactly one element");
     }

@@ -1,6 +1,11 @@
 // ONNX tensors and values at import time: TensorProto -> host data, dtype
 // mapping, and the NodeContext / OnnxValue accessors (see onnx_context.h).
+#include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/ir/printer.h"
@@ -36,7 +41,62 @@ StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
   }
 }
 
-StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::TensorProto& proto) {
+namespace {
+
+// The bytes of a tensor stored outside the model. `location` must stay inside
+// `dir` (relative, no ".."): a model must not make the compiler read any file.
+StatusOr<std::string> ReadExternalData(const onnx::TensorProto& proto, const std::string& dir, size_t bytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto& entry : proto.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      int64_t value = -1;
+      const char* begin = entry.value().data();
+      const char* end = begin + entry.value().size();
+      auto [at, ec] = std::from_chars(begin, end, value);
+      if (ec != std::errc() || at != end || value < 0) {
+        return ErrorStatus() << "external data " << entry.key() << " '" << entry.value()
+                             << "' is not a non-negative integer";
+      }
+      (entry.key() == "offset" ? offset : length) = value;
+    }
+  }
+  if (location.empty()) return ErrorStatus() << "external data without a location";
+  const std::filesystem::path relative(location);
+  if (relative.is_absolute() || std::find(relative.begin(), relative.end(), "..") != relative.end()) {
+    return ErrorStatus() << "external data location '" << location
+                         << "' must be a path relative to the model's folder, without '..'";
+  }
+  if (dir.empty()) {
+    return ErrorStatus() << "stored in external file '" << location
+                         << "', but the model was not read from a file (import the .onnx file, or set "
+                            "external_data_dir)";
+  }
+  if (length >= 0 && static_cast<size_t>(length) != bytes) {
+    return ErrorStatus() << "external data length " << length << " bytes, the tensor needs " << bytes;
+  }
+  const std::filesystem::path path = std::filesystem::path(dir) / relative;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrorStatus(StatusCode::kNotFound) << "cannot open external data file '" << path.string() << "'";
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<int64_t>(in.tellg());
+  if (offset > size || static_cast<int64_t>(bytes) > size - offset) {
+    return ErrorStatus() << "external data file '" << path.string() << "' has " << size << " bytes; the tensor needs "
+                         << bytes << " at offset " << offset;
+  }
+  std::string data(bytes, '\0');
+  in.seekg(offset);
+  in.read(data.data(), static_cast<std::streamsize>(bytes));
+  if (!in) return ErrorStatus() << "cannot read external data file '" << path.string() << "'";
+  return data;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::TensorProto& proto,
+                                                                   const std::string& external_data_dir) {
   auto tensor = std::make_shared<graph::HostTensor>();
   STRATA_ASSIGN_OR_RETURN(tensor->dtype, DataTypeFromOnnx(proto.data_type()));
   int64_t count = 1;
@@ -47,11 +107,12 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
     tensor->shape.push_back(d);
     count *= d;
   }
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    return ErrorStatus(StatusCode::kUnimplemented)
-           << "external tensor data is not supported (save the model with the weights inside)";
-  }
   const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(tensor->dtype.bytes());
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    STRATA_ASSIGN_OR_RETURN(std::string data, ReadExternalData(proto, external_data_dir, bytes));
+    tensor->bytes.assign(data.begin(), data.end());
+    return std::shared_ptr<const graph::HostTensor>(std::move(tensor));
+  }
   // The data must be there before anything is allocated for it.
   if (proto.has_raw_data() && proto.raw_data().size() != bytes) {
     return ErrorStatus() << "raw data of " << proto.raw_data().size() << " bytes for " << count << " elements of "
