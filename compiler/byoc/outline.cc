@@ -35,7 +35,8 @@ class InputCollector : public ExprVisitor {
 };
 
 // The symbolic variables a group's bindings name in their values (shape
-// expressions, prim values, call_tir output struct info, match_cast patterns):
+// expressions, prim values, call_tir output struct info, symbolic attributes
+// such as strided_slice's end=[t], match_cast patterns):
 // the function needs each either from a parameter's shape or as a shape argument.
 class SymbolicVarCollector : public ExprVisitor {
  public:
@@ -45,6 +46,11 @@ class SymbolicVarCollector : public ExprVisitor {
   void VisitPrimValue(const PrimValueNode* op) override { analysis::CollectVars(op->value, &vars); }
   void VisitCall(const CallNode* op) override {
     for (const StructInfo& s : op->sinfo_args) analysis::CollectVars(s, &vars);
+    for (const auto& [key, value] : op->attrs) {
+      if (const auto* symbolic = std::get_if<ir::SymbolicInts>(&value)) {
+        for (const tir::PrimExpr& e : symbolic->values) analysis::CollectVars(e, &vars);
+      }
+    }
     ExprVisitor::VisitCall(op);
   }
   void VisitBinding(const Binding& binding) override {

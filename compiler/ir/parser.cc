@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/arith/simplify.h"
 #include "compiler/ir/lexer.h"
 
 namespace strata::ir {
@@ -415,20 +416,16 @@ StatusOr<AttrValue> Parser::ParseAttrValue() {
     return AttrValue(t.text);
   }
   if (t.IsPunct("[")) {
+    // Integers, or expressions of the function's shape variables (end=[t]).
     Next();
-    std::vector<int64_t> values;
-    if (TryPunct("]")) return AttrValue(values);
+    std::vector<PrimExpr> values;
+    if (TryPunct("]")) return AttrValue(std::vector<int64_t>{});
     while (true) {
-      const Token item = Peek();
-      bool negative = TryPunct("-");
-      if (Peek().kind != TokenKind::kInt) return Expected("an integer in the attribute list");
-      STRATA_ASSIGN_OR_RETURN(PExpr e, ParseNumber(Next(), negative, item.line, item.col));
-      if (e.lit != PExpr::Lit::kInt) return ErrorAt(item, "attribute integers take no dtype suffix");
-      STRATA_ASSIGN_OR_RETURN(PrimExpr imm, MakeLiteral(e, DataType::I64()));
-      values.push_back(*tir::AsConstInt(imm));
+      STRATA_ASSIGN_OR_RETURN(PrimExpr value, ParseIndexLike("an attribute list element"));
+      values.push_back(arith::Simplify(value));  // -1 is the constant, not 0 - 1
       if (TryPunct(",")) continue;
       STRATA_RETURN_IF_ERROR(Expect("]", "to close the attribute list"));
-      return AttrValue(values);
+      return ir::MakeIntList(values);
     }
   }
   if (t.kind == TokenKind::kIdent) {

@@ -640,6 +640,11 @@ std::string PrintAttrValue(const AttrValue& value) {
   if (const double* d = std::get_if<double>(&value)) return FormatDouble(*d);
   if (const std::string* s = std::get_if<std::string>(&value)) return QuoteString(*s);
   if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) return PrintInts(*list);
+  if (const auto* symbolic = std::get_if<SymbolicInts>(&value)) {
+    std::string out = "[";
+    for (size_t i = 0; i < symbolic->values.size(); ++i) out += (i ? ", " : "") + PrintPrimExpr(symbolic->values[i]);
+    return out + "]";
+  }
   return std::get<DataType>(value).ToString();
 }
 

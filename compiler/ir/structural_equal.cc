@@ -356,7 +356,12 @@ class Comparer {
       if (ia == a.end() || ib->first < ia->first) {
         return Fail("attr '" + ib->first + "': missing vs " + PrintAttrValue(ib->second));
       }
-      if (!SameAttrValue(ia->second, ib->second)) {
+      const auto* sa = std::get_if<ir::SymbolicInts>(&ia->second);
+      const auto* sb = std::get_if<ir::SymbolicInts>(&ib->second);
+      if (sa != nullptr && sb != nullptr) {
+        Label label(this, "attr '" + ia->first + "'");
+        if (!PrimList(sa->values, sb->values, "element")) return false;
+      } else if (!SameAttrValue(ia->second, ib->second)) {
         return Fail("attr '" + ia->first + "': " + PrintAttrValue(ia->second) + " vs " + PrintAttrValue(ib->second));
       }
       ++ia;

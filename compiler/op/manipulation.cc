@@ -634,18 +634,31 @@ struct SliceRange {
   PrimExpr start, extent;
 };
 
-SliceRange Slice(const PrimExpr& dim, int64_t begin, int64_t end, int64_t stride) {
+// `begin` and `end` may be symbolic (end=[t]): a bound whose sign is provable
+// clamps like a constant of that sign; one whose sign is not keeps the choice
+// (select(v < 0, ...)) for the kernel and the shape function to evaluate.
+SliceRange Slice(const PrimExpr& dim, const PrimExpr& begin, const PrimExpr& end, int64_t stride) {
   const PrimExpr lower = stride > 0 ? 0 : -1;
   const PrimExpr upper = stride > 0 ? dim : SimplifyDim(dim - 1);
-  auto clamp = [&](int64_t v) -> PrimExpr {
-    if (v >= kBeyondAnyDim) return upper;
-    if (v <= -kBeyondAnyDim) return lower;
-    if (v < 0) return SimplifyDim(tir::Max(PrimExpr(v) + dim, lower));
-    return SimplifyDim(tir::Min(PrimExpr(v), upper));
+  auto from_end = [&](const PrimExpr& v) { return SimplifyDim(tir::Max(v + dim, lower)); };
+  auto from_start = [&](const PrimExpr& v) { return SimplifyDim(tir::Min(v, upper)); };
+  auto clamp = [&](const PrimExpr& v) -> PrimExpr {
+    if (const int64_t* c = tir::AsConstInt(v)) {
+      if (*c >= kBeyondAnyDim) return upper;
+      if (*c <= -kBeyondAnyDim) return lower;
+      return *c < 0 ? from_end(v) : from_start(v);
+    }
+    if (arith::ProveNonNegative(v)) return from_start(v);
+    if (arith::ProveNonNegative(SimplifyDim(PrimExpr(-1) - v))) return from_end(v);
+    return tir::SelectNode::make(tir::BinaryOpNode::make(tir::PrimExprKind::kLT, v, PrimExpr(0)), from_end(v),
+                                 from_start(v));
   };
   // With a positive stride a non-negative begin needs no clamping: past the
   // end, the extent comes out 0 either way.
-  const PrimExpr start = stride > 0 && begin >= 0 && begin < kBeyondAnyDim ? PrimExpr(begin) : clamp(begin);
+  const int64_t* constant_begin = tir::AsConstInt(begin);
+  const bool plain_begin = stride > 0 && (constant_begin ? *constant_begin >= 0 && *constant_begin < kBeyondAnyDim
+                                                         : arith::ProveNonNegative(begin));
+  const PrimExpr start = plain_begin ? begin : clamp(begin);
   const PrimExpr stop = clamp(end);
   const int64_t step = std::abs(stride);
   const PrimExpr span = stride > 0 ? stop - start : start - stop;
@@ -653,13 +666,14 @@ SliceRange Slice(const PrimExpr& dim, int64_t begin, int64_t end, int64_t stride
 }
 
 struct SliceSpec {
-  std::vector<int64_t> axes, begin, end, strides;
+  std::vector<int64_t> axes, strides;
+  std::vector<PrimExpr> begin, end;  // may be symbolic
 };
 
 StatusOr<SliceSpec> SliceAttrs(const OpCall& call, int64_t ndim) {
   SliceSpec spec;
-  spec.begin = call.IntsAttr("begin");
-  spec.end = call.IntsAttr("end");
+  spec.begin = call.IntExprsAttr("begin");
+  spec.end = call.IntExprsAttr("end");
   const size_t n = spec.begin.size();
   spec.strides = call.HasAttr("strides") ? call.IntsAttr("strides") : std::vector<int64_t>(n, 1);
   std::vector<int64_t> axes;
@@ -669,9 +683,9 @@ StatusOr<SliceSpec> SliceAttrs(const OpCall& call, int64_t ndim) {
     for (size_t k = 0; k < n; ++k) axes.push_back(static_cast<int64_t>(k));
   }
   if (spec.end.size() != n || spec.strides.size() != n || axes.size() != n) {
-    return ErrorStatus() << call.name() << ": begin " << ir::PrintInts(spec.begin) << ", end "
-                         << ir::PrintInts(spec.end) << ", strides " << ir::PrintInts(spec.strides) << " and axes "
-                         << ir::PrintInts(axes) << " must have the same length";
+    return ErrorStatus() << call.name() << ": begin " << ir::PrintAttrValue(ir::MakeIntList(spec.begin)) << ", end "
+                         << ir::PrintAttrValue(ir::MakeIntList(spec.end)) << ", strides " << ir::PrintInts(spec.strides)
+                         << " and axes " << ir::PrintInts(axes) << " must have the same length";
   }
   for (int64_t s : spec.strides) {
     if (s == 0) return ErrorStatus() << call.name() << ": strides " << ir::PrintInts(spec.strides) << " contain 0";
@@ -700,7 +714,9 @@ StatusOr<tir::Stmt> StridedSliceKernel(const OpCall& call, KernelBuilder& b) {
   std::vector<PrimExpr> starts(in->shape.size(), 0), strides(in->shape.size(), 1);
   for (size_t k = 0; k < spec.axes.size(); ++k) {
     const int64_t axis = spec.axes[k];
-    starts[axis] = Slice(in->shape[axis], spec.begin[k], spec.end[k], spec.strides[k]).start;
+    // Symbolic bounds in the program's variables (scalar parameters when no
+    // input's shape binds them).
+    starts[axis] = Slice(in->shape[axis], b.Dim(spec.begin[k]), b.Dim(spec.end[k]), spec.strides[k]).start;
     strides[axis] = spec.strides[k];
   }
   return CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
@@ -995,6 +1011,9 @@ StatusOr<tir::Stmt> ArangeKernel(const OpCall& call, KernelBuilder& b) {
 
 std::vector<OpDef> ManipulationOps() {
   const auto required_ints = [](const std::string& name) { return AttrDef{name, AttrKind::kInts, std::nullopt}; };
+  const auto required_int_exprs = [](const std::string& name) {
+    return AttrDef{name, AttrKind::kIntExprs, std::nullopt};
+  };
   const auto optional_ints = [](const std::string& name) {
     return AttrDef{name, AttrKind::kInts, std::nullopt, /*optional=*/true};
   };
@@ -1018,7 +1037,7 @@ std::vector<OpDef> ManipulationOps() {
       OpDef{"strided_slice",
             {"x"},
             0,
-            {required_ints("begin"), required_ints("end"), optional_ints("strides"), optional_ints("axes")},
+            {required_int_exprs("begin"), required_int_exprs("end"), optional_ints("strides"), optional_ints("axes")},
             InferStridedSlice,
             StridedSliceKernel},
       OpDef{"take",

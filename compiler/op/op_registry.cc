@@ -39,6 +39,7 @@ bool KindMatches(AttrKind kind, const ir::AttrValue& value) {
     case AttrKind::kInts:  // a single int is a one-element list (expand_dims(x, axis=1))
       return std::holds_alternative<std::vector<int64_t>>(value) || std::holds_alternative<int64_t>(value);
     case AttrKind::kDataType: return std::holds_alternative<DataType>(value);
+    case AttrKind::kIntExprs: return ir::IntListExprs(value).has_value();
   }
   return false;
 }
@@ -49,6 +50,7 @@ std::string_view ValueKindName(const ir::AttrValue& value) {
   if (std::holds_alternative<double>(value)) return AttrKindName(AttrKind::kFloat);
   if (std::holds_alternative<std::string>(value)) return AttrKindName(AttrKind::kString);
   if (std::holds_alternative<std::vector<int64_t>>(value)) return AttrKindName(AttrKind::kInts);
+  if (std::holds_alternative<ir::SymbolicInts>(value)) return AttrKindName(AttrKind::kIntExprs);
   return AttrKindName(AttrKind::kDataType);
 }
 
@@ -70,6 +72,7 @@ std::string_view AttrKindName(AttrKind kind) {
     case AttrKind::kString: return "a string";
     case AttrKind::kInts: return "a list of ints";
     case AttrKind::kDataType: return "a dtype";
+    case AttrKind::kIntExprs: return "a list of integer expressions";
   }
   return "?";
 }
@@ -115,6 +118,13 @@ std::vector<int64_t> OpCall::IntsAttr(const std::string& name) const {
   if (value != nullptr && std::holds_alternative<int64_t>(*value)) return {std::get<int64_t>(*value)};
   if (value == nullptr || !std::holds_alternative<std::vector<int64_t>>(*value)) AttrAccessBug(def_.name, name);
   return std::get<std::vector<int64_t>>(*value);
+}
+
+std::vector<tir::PrimExpr> OpCall::IntExprsAttr(const std::string& name) const {
+  const ir::AttrValue* value = Find(name);
+  std::optional<std::vector<tir::PrimExpr>> exprs = value ? ir::IntListExprs(*value) : std::nullopt;
+  if (!exprs) AttrAccessBug(def_.name, name);
+  return *exprs;
 }
 
 double OpCall::FloatAttr(const std::string& name) const {

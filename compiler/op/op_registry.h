@@ -30,7 +30,9 @@ namespace strata::op {
 class KernelBuilder;
 struct OpDef;
 
-enum class AttrKind { kBool, kInt, kFloat, kString, kInts, kDataType };
+// kIntExprs: a list of integers any of which may be an expression of the
+// function's shape variables (strided_slice's begin and end).
+enum class AttrKind { kBool, kInt, kFloat, kString, kInts, kDataType, kIntExprs };
 std::string_view AttrKindName(AttrKind kind);  // "a bool", "an int", ...
 
 struct AttrDef {
@@ -61,7 +63,8 @@ class OpCall {
   int64_t IntAttr(const std::string& name) const;
   double FloatAttr(const std::string& name) const;  // an int attribute value is accepted
   const std::string& StringAttr(const std::string& name) const;
-  std::vector<int64_t> IntsAttr(const std::string& name) const;  // an int attribute value is a 1-element list
+  std::vector<int64_t> IntsAttr(const std::string& name) const;            // an int attribute value is a 1-element list
+  std::vector<tir::PrimExpr> IntExprsAttr(const std::string& name) const;  // kIntExprs (constants too)
   DataType DataTypeAttr(const std::string& name) const;
   // False when the attribute was not written and has no default (optional attributes).
   bool HasAttr(const std::string& name) const;

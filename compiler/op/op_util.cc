@@ -86,7 +86,9 @@ StatusOr<std::vector<std::optional<PrimExpr>>> BroadcastShapes(const OpCall& cal
     } else if (cx || cy) {
       out[k] = cx ? x : y;  // the symbolic side must be 1 or equal; the kernel checks
     } else {
-      out[k] = std::nullopt;
+      // Neither provably equal nor 1 (seq against min(64, seq)): exact for every
+      // valid broadcast, which the kernel checks.
+      out[k] = tir::SelectNode::make(tir::BinaryOpNode::make(tir::PrimExprKind::kEQ, x, PrimExpr(1)), y, x);
     }
   }
   return out;

@@ -32,8 +32,8 @@ std::string ArgText(const OpCall& call, size_t i);
 // compatible when provably equal or one is the constant 1; a constant and a
 // symbolic dimension broadcast to the constant (checked at run time); two
 // constants that differ are an error naming both arguments and shapes. Two
-// symbolic dimensions that cannot be proven equal give nullopt for that
-// dimension (unknown until run time).
+// symbolic dimensions x and y that cannot be proven equal broadcast to
+// select(x == 1, y, x), exact for every pair the kernel accepts at run time.
 StatusOr<std::vector<std::optional<PrimExpr>>> BroadcastShapes(const OpCall& call, size_t lhs, size_t rhs,
                                                                const std::vector<PrimExpr>& a,
                                                                const std::vector<PrimExpr>& b);

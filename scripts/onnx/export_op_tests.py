@@ -610,6 +610,33 @@ def _(rng):
                 N_RUNS, inits={"w": w_normal(rng, (8, 4))}, opset=21)
 
 
+@case("slice_symbolic_end", "pos[:, :t] + x, the positional-embedding slice: Slice(pos, starts [0], "
+      "ends Unsqueeze(Gather(Shape(x), 1)), axes [1]) with pos an initializer (1,16,4): x (n,t,4) -> (n,t,4)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "t", 4))], [("y", F32, ("n", "t", 4))], [
+        node("Shape", ["x"], ["shape"], name="shape"),
+        node("Gather", ["shape", "i1"], ["t"], name="gather", axis=0),
+        node("Unsqueeze", ["t", "axes0"], ["end"], name="unsqueeze"),
+        node("Slice", ["pos", "start", "end", "axis1"], ["window"], name="slice"),
+        node("Add", ["x", "window"], ["y"], name="add"),
+    ], [{"n": 1, "t": 1}, {"n": 2, "t": 9}, {"n": 3, "t": 16}],
+        inits={"pos": w_normal(rng, (1, 16, 4), 1.0), "i1": i64(1), "axes0": i64([0]), "start": i64([0]),
+               "axis1": i64([1])})
+
+
+@case("slice_symbolic_start_negative", "x[:, -t:] style: Slice(x, starts Neg(Unsqueeze(Gather(Shape(y), 0))), "
+      "ends [INT64_MAX], axes [1]) keeps the last k columns of x, k = y's length: x (n,8), y (k,) -> (n,k)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 8)), ("y", F32, ("k",))], [("z", F32, ("n", "k"))], [
+        node("Shape", ["y"], ["shape"], name="shape"),
+        node("Gather", ["shape", "i0"], ["k"], name="gather", axis=0),
+        node("Unsqueeze", ["k", "axes0"], ["kk"], name="unsqueeze"),
+        node("Neg", ["kk"], ["start"], name="neg"),
+        node("Slice", ["x", "start", "end", "axis1"], ["z"], name="slice"),
+    ], [{"n": 1, "k": 1}, {"n": 2, "k": 5}, {"n": 3, "k": 8}],
+        inits={"i0": i64(0), "axes0": i64([0]), "end": i64([INT64_MAX]), "axis1": i64([1])})
+
+
 @case("slice_steps", "Slice starts [0,1] ends [INT64_MAX,-1] axes [0,1] steps [1,2] (constant inputs): "
       "x (n,12) -> (n,5)")
 def _(rng):

@@ -217,6 +217,32 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
+TEST(OnnxImport, ASliceBoundComputedFromTensorDataIsRefusedByName) {
+  // ends is a graph input (data, not a shape): no program could have a shape
+  // for the result at compile time, so the node is refused and says why.
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Slice", 17)));
+  onnx::GraphProto* g = model.mutable_graph();
+  auto* ends = g->add_input();
+  ends->set_name("ends");
+  auto* t = ends->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::INT64);
+  t->mutable_shape()->add_dim()->set_dim_value(1);
+  auto* starts = g->add_initializer();
+  starts->set_name("starts");
+  starts->set_data_type(onnx::TensorProto::INT64);
+  starts->add_dims(1);
+  starts->add_int64_data(0);
+  g->mutable_node(0)->add_input("starts");
+  g->mutable_node(0)->add_input("ends");
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().message(),
+            "m.onnx: node 'the_node' (Slice, opset 17): ends (input 2) must be computed from shapes or constants, not "
+            "from tensor data (Strata compiles one program for every shape, and a data-dependent slice has no shape "
+            "at compile time)");
+}
+
 TEST(OnnxImport, SplitIntoNumOutputsOfASymbolicAxisIsRefusedByName) {
   // Opset 18's num_outputs makes chunks of ceil(dim / num_outputs): on the
   // dynamic axis n that needs symbolic split points, which the split operator

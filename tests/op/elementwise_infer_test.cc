@@ -17,8 +17,9 @@ TEST(ElementwiseInfer, BroadcastingKeepsSymbolicDims) {
   EXPECT_EQ(Infer("x: Tensor[(n * 2,), f32], y: Tensor[(n + n,), f32]", "subtract(x, y)"), "Tensor[(n * 2,), f32]");
   // A symbolic dimension against a constant broadcasts to the constant (checked at run time).
   EXPECT_EQ(Infer("x: Tensor[(n, k), f32], y: Tensor[(n, 8), f32]", "maximum(x, y)"), "Tensor[(n, 8), f32]");
-  // Two symbolic dimensions that cannot be proven equal: known rank, unknown dims.
-  EXPECT_EQ(Infer("x: Tensor[(n,), f32], y: Tensor[(m,), f32]", "add(x, y)"), "Tensor[ndim=1, f32]");
+  // Two symbolic dimensions that cannot be proven equal: the result is y's when
+  // x's is 1 and x's otherwise, exact for every broadcast the kernel accepts.
+  EXPECT_EQ(Infer("x: Tensor[(n,), f32], y: Tensor[(m,), f32]", "add(x, y)"), "Tensor[(select(n == 1, m, n),), f32]");
   EXPECT_EQ(Infer("x: Tensor[ndim=2, f32], y: Tensor[(4,), f32]", "add(x, y)"), "Tensor[ndim=2, f32]");
   EXPECT_EQ(Infer("x: Tensor[f32], y: Tensor[(4,), f32]", "add(x, y)"), "Tensor[f32]");
 }
@@ -63,10 +64,29 @@ TEST(ElementwiseInfer, BadAttributesAndArity) {
 }
 
 TEST(ElementwiseLegalize, UnknownShapesAreACompileErrorThatSuggestsMatchCast) {
-  EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[(n,), f32], y: Tensor[(m,), f32]", "add(x, y)")),
-            "LegalizeOps: function 'main', binding 'y': add: cannot generate a kernel whose result Tensor[ndim=1, f32] "
-            "has no "
-            "known shape; give the inputs known shapes with match_cast");
+  EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[f32], y: Tensor[(m,), f32]", "add(x, y)")),
+            "LegalizeOps: function 'main', binding 'y': add: cannot generate a kernel: x: Tensor[f32] has no known "
+            "rank and dtype; give it a shape with match_cast");
+}
+
+TEST(ElementwiseRuntime, TwoSymbolicDimsBroadcastEitherWayAtRunTime) {
+  // n against m: one compiled kernel for n == m, n == 1 and m == 1; anything
+  // else is refused by the kernel.
+  const std::string program = OneCallProgram("x: Tensor[(n,), f32], y: Tensor[(m,), f32]", "add(x, y)");
+  StatusOr<vm::Value> y = RunMain(program, {"3xf32=1,2,3", "3xf32=10,20,30"});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*y->tensor()), "3xf32=11,22,33");
+  y = RunMain(program, {"1xf32=1", "3xf32=10,20,30"});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*y->tensor()), "3xf32=11,21,31");
+  y = RunMain(program, {"3xf32=1,2,3", "1xf32=10"});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*y->tensor()), "3xf32=11,12,13");
+  y = RunMain(program, {"3xf32=1,2,3", "2xf32=10,20"});
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.status().message().find("compiled kernel 'add' failed: add: argument 'y' dimension 0 must be 1 or "),
+            std::string::npos)
+      << y.status().message();
 }
 
 TEST(ElementwiseRuntime, UnknownDimsAreBoundAtRunTime) {

@@ -23,8 +23,9 @@ TEST(LinearAlgebraInfer, MatmulKeepsSymbolicDims) {
             "Tensor[(b, h, m, n), f32]");
   EXPECT_EQ(Infer("x: Tensor[(b, m, k), f32], w: Tensor[(k, n), f32]", "matmul(x, w)"), "Tensor[(b, m, n), f32]");
   EXPECT_EQ(Infer("x: Tensor[(c, m, k), f32], w: Tensor[(3, k, n), f32]", "matmul(x, w)"), "Tensor[(3, m, n), f32]");
-  // Two batch dimensions that cannot be proven equal: known rank, unknown dims.
-  EXPECT_EQ(Infer("x: Tensor[(b, m, k), f32], w: Tensor[(c, k, n), f32]", "matmul(x, w)"), "Tensor[ndim=3, f32]");
+  // Two batch dimensions that cannot be proven equal broadcast either way.
+  EXPECT_EQ(Infer("x: Tensor[(b, m, k), f32], w: Tensor[(c, k, n), f32]", "matmul(x, w)"),
+            "Tensor[(select(b == 1, c, b), m, n), f32]");
 }
 
 TEST(LinearAlgebraInfer, MatmulOneDimensionalOperandsLoseTheirDimension) {

@@ -95,6 +95,30 @@ TEST(ManipulationInfer, ReshapeErrorsNameTheOperatorArgumentAndBothShapes) {
             "error: function 'main', binding 'y': reshape: argument 'shape' must be a shape, got Tensor[(n,), f32]");
 }
 
+TEST(ManipulationInfer, StridedSliceTakesSymbolicBounds) {
+  // pos[:, :t]: the end is the length of another input; the extent clamps to
+  // the table's 64 rows, kept as min() because t is unbounded.
+  EXPECT_EQ(
+      Infer("pos: Tensor[(1, 64, d), f32], x: Tensor[(t,), f32]", "strided_slice(pos, axes=[1], begin=[0], end=[t])"),
+      "Tensor[(1, min(64, t), d), f32]");
+  // A bound of unknown sign (t - 4 may be negative, counting from the end).
+  EXPECT_EQ(Infer("x: Tensor[(n, 8), f32], y: Tensor[(t,), f32]", "strided_slice(x, axes=[1], begin=[t - 4], end=[8])"),
+            "Tensor[(n, max(0, 8 - select(t - 4 < 0, t + 4, min(8, t - 4)))), f32]");
+}
+
+TEST(ManipulationRuntime, StridedSliceWithSymbolicBoundsRunsAtEveryShape) {
+  const std::string params = "x: Tensor[(n, 6), f32], y: Tensor[(t,), f32]";
+  const std::string slice = "strided_slice(x, axes=[1], begin=[0], end=[t])";
+  EXPECT_EQ(RunOnce(params, slice, {"2x6xf32=0,1,2,3,4,5,6,7,8,9,10,11", "2xf32=0,0"}), "2x2xf32=0,1,6,7");
+  EXPECT_EQ(RunOnce(params, slice, {"1x6xf32=0,1,2,3,4,5", "9xf32=0,0,0,0,0,0,0,0,0"}), "1x6xf32=0,1,2,3,4,5");
+  // begin = -t counts from the end: the last t columns.
+  const std::string tail = "strided_slice(x, axes=[1], begin=[0 - t], end=[6])";
+  EXPECT_EQ(RunOnce(params, tail, {"1x6xf32=0,1,2,3,4,5", "2xf32=0,0"}), "1x2xf32=4,5");
+  // t = 0: begin is -0 = 0, so the whole row, as in Python and ONNX; the sign
+  // of -t is decided at run time (select), not guessed at compile time.
+  EXPECT_EQ(RunOnce(params, tail, {"1x6xf32=0,1,2,3,4,5", "0xf32="}), "1x6xf32=0,1,2,3,4,5");
+}
+
 TEST(ManipulationRuntime, AReshapeWhoseCountsDifferAtRunTimeFails) {
   EXPECT_EQ(RunOnce("x: Tensor[(n,), f32]", "reshape(x, shape(2, -1))", {"4xf32=1,2,3,4"}), "2x2xf32=1,2,3,4");
   EXPECT_EQ(RunOnce("x: Tensor[(n,), f32]", "reshape(x, shape(2, -1))", {"3xf32=1,2,3"}),
@@ -366,8 +390,9 @@ TEST(ManipulationInfer, StridedSliceErrors) {
       Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1], end=[3], axes=[2])"),
       "error: function 'main', binding 'y': strided_slice: axis 2 is out of range for a tensor of rank 2 (expected -2 "
       "<= axis < 2)");
-  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1])"),
-            "error: function 'main', binding 'y': strided_slice: missing attribute 'end' (a list of ints)");
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, m), f32]", "strided_slice(x, begin=[1])"),
+      "error: function 'main', binding 'y': strided_slice: missing attribute 'end' (a list of integer expressions)");
 }
 
 // ---- take ----------------------------------------------------------------------

@@ -102,6 +102,19 @@ Converter Unary(const std::string& op) {
   };
 }
 
+// Neg of a shape value (x[:, -k:] slices) stays symbolic; of a tensor, an op.
+Status Neg(NodeContext& n) {
+  const OnnxValue* in = n.input(0);
+  if (in != nullptr && in->symbolic) {
+    std::vector<PrimExpr> negated;
+    for (const PrimExpr& e : *in->symbolic) negated.push_back(PrimExpr(0) - e);
+    n.outputs = {Symbolic(std::move(negated), in->symbolic_scalar)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "neg", {x});
+}
+
 Status PassThrough(NodeContext& n) {
   STRATA_ASSIGN_OR_RETURN(const OnnxValue* x, n.Required(0));
   n.outputs = {*x};
@@ -488,9 +501,22 @@ Status Gather(NodeContext& n) {
   return Emit(n, "take", {x, idx}, {{"axis", axis}});
 }
 
+// Starts and ends known as symbolic expressions (Shape -> Gather of a dynamic
+// axis, as in pos[:, :t]); a value that depends on tensor data is an error.
+StatusOr<std::vector<PrimExpr>> SymbolicIntsInput(NodeContext& n, size_t i, const std::string& what) {
+  std::optional<std::vector<PrimExpr>> ints = SymbolicInts(n.input(i));
+  if (!ints) {
+    return n.Error(what + " (input " + std::to_string(i) +
+                       ") must be computed from shapes or constants, not from tensor data (Strata compiles one program "
+                       "for every shape, and a data-dependent slice has no shape at compile time)",
+                   StatusCode::kUnimplemented);
+  }
+  return *ints;
+}
+
 Status Slice(NodeContext& n) {
-  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> starts, ConstIntsInput(n, 1, "starts"));
-  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> ends, ConstIntsInput(n, 2, "ends"));
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> start_exprs, SymbolicIntsInput(n, 1, "starts"));
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> end_exprs, SymbolicIntsInput(n, 2, "ends"));
   std::vector<int64_t> axes, steps;
   if (n.input(3)) {
     STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 3, "axes"));
@@ -499,7 +525,13 @@ Status Slice(NodeContext& n) {
     STRATA_ASSIGN_OR_RETURN(steps, ConstIntsInput(n, 4, "steps"));
   }
   const OnnxValue* data = n.input(0);
-  if (data && data->symbolic && starts.size() == 1 && (steps.empty() || steps[0] == 1)) {
+  std::vector<int64_t> starts, ends;
+  for (const PrimExpr& e : start_exprs) starts.push_back(arith::AsConstant(e).value_or(0));
+  for (const PrimExpr& e : end_exprs) ends.push_back(arith::AsConstant(e).value_or(0));
+  const bool constant_bounds = ir::IntListExprs(ir::MakeIntList(start_exprs)) &&
+                               std::holds_alternative<std::vector<int64_t>>(ir::MakeIntList(start_exprs)) &&
+                               std::holds_alternative<std::vector<int64_t>>(ir::MakeIntList(end_exprs));
+  if (data && data->symbolic && constant_bounds && starts.size() == 1 && (steps.empty() || steps[0] == 1)) {
     const int64_t size = static_cast<int64_t>(data->symbolic->size());
     auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + size : v, int64_t{0}, size); };
     const int64_t b = clamp(starts[0]), e = clamp(ends[0]);
@@ -508,7 +540,7 @@ Status Slice(NodeContext& n) {
     return Status::Ok();
   }
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
-  ir::Attrs attrs = {{"begin", starts}, {"end", ends}};
+  ir::Attrs attrs = {{"begin", ir::MakeIntList(start_exprs)}, {"end", ir::MakeIntList(end_exprs)}};
   if (!axes.empty()) attrs["axes"] = axes;
   if (!steps.empty()) attrs["strides"] = steps;
   return Emit(n, "strided_slice", {x}, attrs);
@@ -625,7 +657,7 @@ const std::map<std::string, OpConverter>& Converters() {
       {"Tanh", {Unary("tanh"), {}}},
       {"Sigmoid", {Unary("sigmoid"), {}}},
       {"Relu", {Unary("relu"), {}}},
-      {"Neg", {Unary("neg"), {}}},
+      {"Neg", {Neg, {}}},
       {"Abs", {Unary("abs"), {}}},
       {"LeakyRelu", {LeakyRelu, {"alpha"}}},
       {"Gelu", {Gelu, {"approximate"}}},
