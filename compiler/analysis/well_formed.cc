@@ -105,6 +105,11 @@ class WellFormedChecker : public ExprVisitor {
       CheckHasStructInfo(op, what);
       return;
     }
+    for (const auto& [key, value] : op->attrs) {
+      if (const auto* symbolic = std::get_if<ir::SymbolicInts>(&value)) {
+        for (const PrimExpr& e : symbolic->values) CheckSymbolsBound(e, "attribute '" + key + "'");
+      }
+    }
     ExprVisitor::VisitCall(op);
     CheckHasStructInfo(op, "call");
   }

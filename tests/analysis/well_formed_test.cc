@@ -113,6 +113,17 @@ TEST(WellFormedTest, UnboundSymbolicVariableInAShapeValueIsReported) {
             "(by a parameter's shape or a match_cast)");
 }
 
+TEST(WellFormedTest, SymbolicAttributeVariablesMustBeBound) {
+  // q in strided_slice's end is bound by nothing: the slice could not be sized.
+  Var x("x", Vec(8)), y("y", nullptr);
+  tir::Var q("q");
+  Expr slice = CallNode::make(OpNode::Get("strided_slice"), {x},
+                              ir::Attrs{{"begin", ir::MakeIntList({PrimExpr(0)})}, {"end", ir::MakeIntList({q})}});
+  EXPECT_EQ(WellFormedError(ModuleWith({x}, {BindingBlock{false, {Bind(y, slice)}}}, y), /*require_struct_info=*/false),
+            "function 'main', binding 'y': symbolic variable 'q' in attribute 'end' q is used before it is bound (by a "
+            "parameter's shape or a match_cast)");
+}
+
 TEST(WellFormedTest, SymbolicVariableOnlyInsideAParameterExpressionIsReported) {
   ir::IRModule module = Parse(R"(
 func @main(x: Tensor[(n * 2,), f32]) -> Tensor {
