@@ -624,6 +624,22 @@ def _(rng):
                "axis1": i64([1])})
 
 
+@case("slice_end_reshaped_shape_value", "pos[:, :t + 1] as the dynamo exporter writes it: ends = "
+      "Reshape(Add(Squeeze(Shape(x, start=1, end=2)), 1), [1]), opset 18: x (n,t,4) -> (n,t+1,4) window of an "
+      "initializer pos (1,16,4)", opset=18)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "t", 4))], [("y", F32, (None, None, 4))], [
+        node("Shape", ["x"], ["t1"], name="shape", start=1, end=2),
+        node("Squeeze", ["t1"], ["t"], name="squeeze"),
+        node("Add", ["t", "one"], ["t_plus_1"], name="add"),
+        node("Reshape", ["t_plus_1", "one_dim"], ["end"], name="reshape"),
+        node("Slice", ["pos", "start", "end", "axis1"], ["window"], name="slice"),
+        node("Mul", ["window", "two"], ["y"], name="mul"),
+    ], [{"n": 1, "t": 1}, {"n": 2, "t": 9}, {"n": 3, "t": 15}],
+        inits={"pos": w_normal(rng, (1, 16, 4), 1.0), "one": i64(1), "one_dim": i64([1]), "start": i64([0]),
+               "axis1": i64([1]), "two": f32([2.0])}, opset=18)
+
+
 @case("slice_symbolic_start_negative", "x[:, -t:] style: Slice(x, starts Neg(Unsqueeze(Gather(Shape(y), 0))), "
       "ends [INT64_MAX], axes [1]) keeps the last k columns of x, k = y's length: x (n,8), y (k,) -> (n,k)")
 def _(rng):

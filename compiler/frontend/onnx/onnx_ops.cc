@@ -382,9 +382,20 @@ Status ConstantNode(NodeContext& n) {
 Expr ShapeArg(const std::vector<PrimExpr>& dims) { return graph::ShapeExprNode::make(dims); }
 
 Status Reshape(NodeContext& n) {
-  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   std::optional<std::vector<PrimExpr>> shape = SymbolicInts(n.input(1));
   if (!shape) return n.Error("the target shape must be known at compile time (constant or computed from shapes)");
+  // A shape value reshaped to a scalar or a vector of its length stays symbolic
+  // (the dynamo exporter reshapes seq + 1 to [1] before slicing with it).
+  const OnnxValue* in = n.input(0);
+  if (in != nullptr && in->symbolic && shape->size() <= 1) {
+    const int64_t count = static_cast<int64_t>(in->symbolic->size());
+    const std::optional<int64_t> target = shape->empty() ? std::optional<int64_t>(1) : arith::AsConstant((*shape)[0]);
+    if (target && (*target == count || (*target == -1 && !shape->empty())) && (count == 1 || !shape->empty())) {
+      n.outputs = {Symbolic(*in->symbolic, shape->empty())};
+      return Status::Ok();
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   if (n.IntAttr("allowzero", 0) != 0) {
     for (const PrimExpr& d : *shape) {
       if (arith::AsConstant(d) == 0) return n.Unsupported("allowzero=1 with a 0 in the shape is not supported");
