@@ -1,0 +1,165 @@
+// ONNX neural-network operators: MatMul and Gemm, convolution, pooling,
+// normalization and softmax.
+#include "compiler/frontend/onnx/onnx_converter_util.h"
+
+namespace strata::frontend::onnx_import {
+namespace {
+
+using graph::StructInfo;
+using graph::TensorStructInfoNode;
+
+// ---- linear algebra ----------------------------------------------------------
+
+Status Gemm(NodeContext& n) {
+  const double alpha = n.FloatAttr("alpha", 1.0f), beta = n.FloatAttr("beta", 1.0f);
+  const bool trans_a = n.IntAttr("transA", 0) != 0, trans_b = n.IntAttr("transB", 0) != 0;
+  STRATA_ASSIGN_OR_RETURN(Expr a, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(1));
+  const std::string name = n.node().output(0);
+  if (trans_a) {
+    STRATA_ASSIGN_OR_RETURN(a, n.ctx().Call("transpose", {a}, {}, name + "_at"));
+  }
+  Expr product;
+  if (trans_b) {
+    STRATA_ASSIGN_OR_RETURN(product, n.ctx().Call("dense", {a, b}, {}, name + "_ab"));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(product, n.ctx().Call("matmul", {a, b}, {}, name + "_ab"));
+  }
+  if (alpha != 1.0) {
+    STRATA_ASSIGN_OR_RETURN(Expr s, ScalarLike(n, 0, alpha));
+    STRATA_ASSIGN_OR_RETURN(product, n.ctx().Call("multiply", {product, s}, {}, name + "_scaled"));
+  }
+  if (n.input(2) == nullptr || beta == 0.0) {
+    n.outputs = {FromExpr(product)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr c, n.InputExpr(2));
+  if (beta != 1.0) {
+    STRATA_ASSIGN_OR_RETURN(Expr s, ScalarLike(n, 2, beta));
+    STRATA_ASSIGN_OR_RETURN(c, n.ctx().Call("multiply", {c, s}, {}, name + "_c"));
+  }
+  return Emit(n, "add", {product, c});
+}
+
+Status MatMul(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr a, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(1));
+  return Emit(n, "matmul", {a, b});
+}
+
+// ---- neural network ----------------------------------------------------------
+
+Status CheckNoAutoPad(NodeContext& n) {
+  const std::string pad = n.StringAttr("auto_pad", "NOTSET");
+  if (pad != "NOTSET" && pad != "VALID") {
+    return n.Error("auto_pad=" + pad + " is not supported; export with explicit pads");
+  }
+  return Status::Ok();
+}
+
+// ONNX pads (begin..., end...) for 2 spatial dims -> Strata (top, left, bottom, right).
+ir::Attrs WindowAttrs(NodeContext& n) {
+  ir::Attrs attrs;
+  std::vector<int64_t> pads = n.IntsAttr("pads");
+  if (pads.empty()) pads = {0, 0, 0, 0};
+  attrs["padding"] = pads;
+  std::vector<int64_t> strides = n.IntsAttr("strides");
+  if (!strides.empty()) attrs["strides"] = strides;
+  std::vector<int64_t> dilations = n.IntsAttr("dilations");
+  if (!dilations.empty()) attrs["dilation"] = dilations;
+  return attrs;
+}
+
+Status Conv(NodeContext& n) {
+  STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
+  if (n.input(0)->sinfo().as<TensorStructInfoNode>() && n.input(0)->sinfo().as<TensorStructInfoNode>()->ndim != 4) {
+    return n.Error("only 2-D convolutions (NCHW input) are supported");
+  }
+  ir::Attrs attrs = WindowAttrs(n);
+  attrs["groups"] = n.IntAttr("group", 1);
+  const std::string name = n.node().output(0);
+  STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d", {x, w}, attrs, n.input(2) ? name + "_conv" : name));
+  if (n.input(2) == nullptr) {
+    n.outputs = {FromExpr(y)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(2));
+  return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
+}
+
+Converter Pool(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
+    if (n.node().output_size() > 1 && !n.node().output(1).empty())
+      return n.Unsupported("the Indices output is not supported");
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    ir::Attrs attrs = WindowAttrs(n);
+    attrs["pool_size"] = n.IntsAttr("kernel_shape");
+    if (!attrs.count("strides")) attrs["strides"] = std::vector<int64_t>{1, 1};  // ONNX default, not PyTorch's
+    attrs["ceil_mode"] = n.IntAttr("ceil_mode", 0) != 0;
+    if (op == "avg_pool2d") {
+      attrs.erase("dilation");
+      attrs["count_include_pad"] = n.IntAttr("count_include_pad", 0) != 0;
+    }
+    return Emit(n, op, {x}, attrs);
+  };
+}
+
+Status BatchNorm(NodeContext& n) {
+  if (n.IntAttr("training_mode", 0) != 0) return n.Unsupported("training_mode=1 is not supported (inference only)");
+  std::vector<Expr> args;
+  for (size_t i = 0; i < 5; ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr e, n.InputExpr(i));
+    args.push_back(e);
+  }
+  return Emit(n, "batch_norm", args, {{"epsilon", static_cast<double>(n.FloatAttr("epsilon", 1e-5f))}});
+}
+
+Status LayerNorm(NodeContext& n) {
+  if (n.node().output_size() > 1) {
+    for (int i = 1; i < n.node().output_size(); ++i) {
+      if (!n.node().output(i).empty()) return n.Unsupported("the Mean and InvStdDev outputs are not supported");
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr gamma, n.InputExpr(1));
+  Expr beta;
+  if (n.input(2)) {
+    STRATA_ASSIGN_OR_RETURN(beta, n.InputExpr(2));
+  } else {
+    return n.Unsupported("LayerNormalization without a bias input is not supported");
+  }
+  return Emit(n, "layer_norm", {x, gamma, beta},
+              {{"axis", n.IntAttr("axis", -1)}, {"epsilon", static_cast<double>(n.FloatAttr("epsilon", 1e-5f))}});
+}
+
+Converter SoftmaxLike(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    return Emit(n, op, {x}, {{"axis", n.IntAttr("axis", -1)}});
+  };
+}
+
+}  // namespace
+
+void AddNeuralNetworkConverters(ConverterTable& table) {
+  table.insert({
+      {"MatMul", {MatMul, {}}},
+      {"Gemm", {Gemm, {"alpha", "beta", "transA", "transB"}}},
+      {"Conv", {Conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
+      {"MaxPool",
+       {Pool("max_pool2d"),
+        {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}}},
+      {"AveragePool",
+       {Pool("avg_pool2d"), {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}}},
+      {"GlobalAveragePool", {Unary("global_avg_pool2d"), {}}},
+      {"BatchNormalization", {BatchNorm, {"epsilon", "momentum", "training_mode"}}},
+      {"LayerNormalization", {LayerNorm, {"axis", "epsilon", "stash_type"}}},
+      {"Softmax", {SoftmaxLike("softmax"), {"axis"}}},
+      {"LogSoftmax", {SoftmaxLike("log_softmax"), {"axis"}}},
+  });
+}
+
+}  // namespace strata::frontend::onnx_import

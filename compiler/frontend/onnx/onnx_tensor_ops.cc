@@ -1,0 +1,349 @@
+// ONNX reductions and tensor manipulation: shapes (evaluated at import time
+// while they stay symbolic), reshape, slicing, concatenation and the like.
+#include <cstring>
+
+#include "compiler/frontend/onnx/onnx_converter_util.h"
+#include "compiler/ir/arith/simplify.h"
+
+namespace strata::frontend::onnx_import {
+namespace {
+
+using graph::StructInfo;
+using graph::TensorStructInfoNode;
+
+// ---- reductions ----------------------------------------------------------------
+
+Converter Reduce(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    ir::Attrs attrs = {{"keepdims", n.IntAttr("keepdims", 1) != 0}};
+    std::vector<int64_t> axes = n.IntsAttr("axes");
+    if (n.input(1) != nullptr) {
+      STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 1, "axes"));
+    }
+    if (axes.empty() && n.IntAttr("noop_with_empty_axes", 0) != 0) {
+      n.outputs = {*n.input(0)};
+      return Status::Ok();
+    }
+    if (!axes.empty()) attrs["axes"] = axes;
+    return Emit(n, op, {x}, attrs);
+  };
+}
+
+// ---- shapes and data movement ------------------------------------------------
+
+Status Shape(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* x, n.Required(0));
+  StructInfo sinfo = x->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) {
+    return n.Error("the input's shape is not known at compile time; Strata evaluates Shape symbolically");
+  }
+  const int64_t rank = static_cast<int64_t>(t->shape->size());
+  int64_t start = n.IntAttr("start", 0), end = n.IntAttr("end", rank);
+  auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
+  start = clamp(start);
+  end = clamp(end);
+  std::vector<PrimExpr> dims(t->shape->begin() + start, t->shape->begin() + std::max(start, end));
+  n.outputs = {Symbolic(std::move(dims), false)};
+  return Status::Ok();
+}
+
+Status ConstantNode(NodeContext& n) {
+  OnnxValue v;
+  if (const onnx::TensorProto* t = n.TensorAttr("value")) {
+    STRATA_ASSIGN_OR_RETURN(v.constant, TensorFromProto(*t, n.ctx().external_data_dir()));
+  } else if (n.HasAttr("value_int")) {
+    v.constant = MakeInt64Tensor({n.IntAttr("value_int", 0)}, true);
+  } else if (n.HasAttr("value_ints")) {
+    v.constant = MakeInt64Tensor(n.IntsAttr("value_ints"), false);
+  } else if (n.HasAttr("value_float")) {
+    v.constant = MakeScalarTensor(DataType::F32(), n.FloatAttr("value_float", 0));
+  } else {
+    return n.Error("only value, value_int, value_ints and value_float constants are supported");
+  }
+  n.outputs = {v};
+  return Status::Ok();
+}
+
+Status Reshape(NodeContext& n) {
+  std::optional<std::vector<PrimExpr>> shape = SymbolicInts(n.input(1));
+  if (!shape) return n.Error("the target shape must be known at compile time (constant or computed from shapes)");
+  // A shape value reshaped to a scalar or a vector of its length stays symbolic
+  // (the dynamo exporter reshapes seq + 1 to [1] before slicing with it).
+  const OnnxValue* in = n.input(0);
+  if (in != nullptr && in->symbolic && shape->size() <= 1) {
+    const int64_t count = static_cast<int64_t>(in->symbolic->size());
+    const std::optional<int64_t> target = shape->empty() ? std::optional<int64_t>(1) : arith::AsConstant((*shape)[0]);
+    if (target && (*target == count || (*target == -1 && !shape->empty())) && (count == 1 || !shape->empty())) {
+      n.outputs = {Symbolic(*in->symbolic, shape->empty())};
+      return Status::Ok();
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  if (n.IntAttr("allowzero", 0) != 0) {
+    for (const PrimExpr& d : *shape) {
+      if (arith::AsConstant(d) == 0) return n.Unsupported("allowzero=1 with a 0 in the shape is not supported");
+    }
+  }
+  return Emit(n, "reshape", {x, ShapeArg(*shape)});
+}
+
+Status ConstantOfShape(NodeContext& n) {
+  std::optional<std::vector<PrimExpr>> shape = SymbolicInts(n.input(0));
+  if (!shape) return n.Error("the shape must be known at compile time");
+  double value = 0;
+  DataType dtype = DataType::F32();
+  if (const onnx::TensorProto* t = n.TensorAttr("value")) {
+    STRATA_ASSIGN_OR_RETURN(auto data, TensorFromProto(*t, n.ctx().external_data_dir()));
+    if (data->bytes.size() != static_cast<size_t>(data->dtype.bytes())) {
+      return n.Error("attribute 'value' must hold exactly one element");
+    }
+    dtype = data->dtype;
+    if (dtype == DataType::F32()) {
+      float f;
+      std::memcpy(&f, data->bytes.data(), 4);
+      value = f;
+    } else if (dtype.is_float()) {
+      std::memcpy(&value, data->bytes.data(), 8);
+    } else {
+      value = static_cast<double>(ConstantInts(*data)[0]);
+    }
+  }
+  return Emit(n, "full", {ShapeArg(*shape)}, {{"fill_value", value}, {"dtype", dtype}});
+}
+
+Status Transpose(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs;
+  if (n.HasAttr("perm")) attrs["axes"] = n.IntsAttr("perm");
+  return Emit(n, "transpose", {x}, attrs);
+}
+
+Status Flatten(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "flatten", {x}, {{"axis", n.IntAttr("axis", 1)}});
+}
+
+Status Concat(NodeContext& n) {
+  const int64_t axis = n.IntAttr("axis", 0);
+  // Shape vectors concatenate at import time.
+  std::vector<PrimExpr> joined;
+  bool symbolic = true, any_symbolic = false;
+  for (size_t i = 0; i < n.num_inputs() && symbolic; ++i) {
+    auto ints = SymbolicInts(n.input(i));
+    symbolic = ints.has_value();
+    any_symbolic = any_symbolic || (n.input(i) && n.input(i)->symbolic);
+    if (ints) joined.insert(joined.end(), ints->begin(), ints->end());
+  }
+  if (symbolic && any_symbolic) {
+    n.outputs = {Symbolic(std::move(joined), false)};
+    return Status::Ok();
+  }
+  std::vector<Expr> fields;
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr e, n.InputExpr(i));
+    fields.push_back(e);
+  }
+  return Emit(n, "concat", {graph::TupleNode::make(fields)}, {{"axis", axis}});
+}
+
+Status Unsqueeze(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstIntsInput(n, 1, "axes"));
+  const OnnxValue* in = n.input(0);
+  if (in && in->symbolic && in->symbolic_scalar && axes.size() == 1 && (axes[0] == 0 || axes[0] == -1)) {
+    n.outputs = {Symbolic(*in->symbolic, false)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "expand_dims", {x}, {{"axis", axes}});
+}
+
+Status Squeeze(NodeContext& n) {
+  const OnnxValue* in = n.input(0);
+  if (in && in->symbolic && !in->symbolic_scalar && in->symbolic->size() == 1) {
+    n.outputs = {Symbolic(*in->symbolic, true)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs;
+  if (n.input(1)) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstIntsInput(n, 1, "axes"));
+    attrs["axis"] = axes;
+  }
+  return Emit(n, "squeeze", {x}, attrs);
+}
+
+Status Gather(NodeContext& n) {
+  const int64_t axis = n.IntAttr("axis", 0);
+  const OnnxValue* data = n.input(0);
+  if (data && data->symbolic && axis == 0) {
+    bool scalar = false;
+    auto indices = SymbolicInts(n.input(1), &scalar);
+    if (indices) {
+      std::vector<PrimExpr> out;
+      const int64_t size = static_cast<int64_t>(data->symbolic->size());
+      for (const PrimExpr& i : *indices) {
+        std::optional<int64_t> c = arith::AsConstant(i);
+        if (!c || *c < -size || *c >= size) return n.Error("index out of range into a shape");
+        out.push_back((*data->symbolic)[static_cast<size_t>(*c < 0 ? *c + size : *c)]);
+      }
+      n.outputs = {Symbolic(std::move(out), scalar)};
+      return Status::Ok();
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr idx, n.InputExpr(1));
+  return Emit(n, "take", {x, idx}, {{"axis", axis}});
+}
+
+Status Slice(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> start_exprs, SymbolicIntsInput(n, 1, "starts"));
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> end_exprs, SymbolicIntsInput(n, 2, "ends"));
+  std::vector<int64_t> axes, steps;
+  if (n.input(3)) {
+    STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 3, "axes"));
+  }
+  if (n.input(4)) {
+    STRATA_ASSIGN_OR_RETURN(steps, ConstIntsInput(n, 4, "steps"));
+  }
+  const OnnxValue* data = n.input(0);
+  std::vector<int64_t> starts, ends;
+  for (const PrimExpr& e : start_exprs) starts.push_back(arith::AsConstant(e).value_or(0));
+  for (const PrimExpr& e : end_exprs) ends.push_back(arith::AsConstant(e).value_or(0));
+  const bool constant_bounds = ir::IntListExprs(ir::MakeIntList(start_exprs)) &&
+                               std::holds_alternative<std::vector<int64_t>>(ir::MakeIntList(start_exprs)) &&
+                               std::holds_alternative<std::vector<int64_t>>(ir::MakeIntList(end_exprs));
+  if (data && data->symbolic && constant_bounds && starts.size() == 1 && (steps.empty() || steps[0] == 1)) {
+    const int64_t size = static_cast<int64_t>(data->symbolic->size());
+    auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + size : v, int64_t{0}, size); };
+    const int64_t b = clamp(starts[0]), e = clamp(ends[0]);
+    n.outputs = {
+        Symbolic(std::vector<PrimExpr>(data->symbolic->begin() + b, data->symbolic->begin() + std::max(b, e)), false)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs = {{"begin", ir::MakeIntList(start_exprs)}, {"end", ir::MakeIntList(end_exprs)}};
+  if (!axes.empty()) attrs["axes"] = axes;
+  if (!steps.empty()) attrs["strides"] = steps;
+  return Emit(n, "strided_slice", {x}, attrs);
+}
+
+Status Split(NodeContext& n) {
+  const int64_t axis = n.IntAttr("axis", 0);
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  ir::Attrs attrs = {{"axis", axis}};
+  if (n.input(1)) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ConstIntsInput(n, 1, "split"));
+    std::vector<int64_t> indices;
+    int64_t at = 0;
+    for (size_t i = 0; i + 1 < sizes.size(); ++i) indices.push_back(at += sizes[i]);
+    attrs["indices_or_sections"] = indices;
+  } else if (n.HasAttr("num_outputs")) {
+    // Opset 18: chunks of ceil(dim / num_outputs), the last one shorter.
+    const int64_t parts = n.IntAttr("num_outputs", 0);
+    if (parts != n.node().output_size()) {
+      return n.Error("num_outputs " + std::to_string(parts) + " does not match the node's " +
+                     std::to_string(n.node().output_size()) + " outputs");
+    }
+    STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+    const StructInfo sinfo = in->sinfo();
+    const auto* t = sinfo.as<TensorStructInfoNode>();
+    const int64_t rank = t != nullptr && t->shape ? static_cast<int64_t>(t->shape->size()) : -1;
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    const tir::IntImmNode* dim = rank >= 0 && a >= 0 && a < rank ? (*t->shape)[a].as<tir::IntImmNode>() : nullptr;
+    if (dim == nullptr) {
+      return n.Unsupported("num_outputs splits axis " + std::to_string(axis) +
+                           " into chunks of ceil(dim / num_outputs), which needs the dimension known at compile "
+                           "time (it is symbolic here); give the sizes as the split input instead");
+    }
+    const int64_t chunk = (dim->value + parts - 1) / parts;
+    std::vector<int64_t> indices;
+    for (int64_t i = 1; i < parts; ++i) indices.push_back(std::min(i * chunk, dim->value));
+    attrs["indices_or_sections"] = indices;
+  } else {
+    attrs["indices_or_sections"] = static_cast<int64_t>(n.node().output_size());
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr parts, n.ctx().Call("split", {x}, attrs, n.node().output(0) + "_parts"));
+  n.outputs.clear();
+  for (int i = 0; i < n.node().output_size(); ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr part, n.ctx().Bind(graph::TupleGetItemNode::make(parts, i), n.node().output(i)));
+    n.outputs.push_back(FromExpr(part));
+  }
+  return Status::Ok();
+}
+
+Status Expand(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+  std::optional<std::vector<PrimExpr>> target = SymbolicInts(n.input(1));
+  if (!target) return n.Error("the target shape must be known at compile time");
+  StructInfo sinfo = in->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) return n.Error("the input's shape must be known");
+  // ONNX Expand broadcasts both ways: a 1 in the target keeps the input's dim.
+  const std::vector<PrimExpr>& shape = *t->shape;
+  const size_t rank = std::max(shape.size(), target->size());
+  std::vector<PrimExpr> out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    const bool has_s = k + shape.size() >= rank, has_t = k + target->size() >= rank;
+    PrimExpr s = has_s ? shape[k + shape.size() - rank] : PrimExpr(1);
+    PrimExpr d = has_t ? (*target)[k + target->size() - rank] : PrimExpr(1);
+    out[k] = arith::AsConstant(d) == 1 ? s : d;
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "broadcast_to", {x, ShapeArg(out)});
+}
+
+// Range(start, limit, delta) with constant start and delta and a limit that may
+// be symbolic (arange over a sequence length): arange(shape(n)) with
+// n = max(ceil((limit - start) / delta), 0).
+Status Range(NodeContext& n) {
+  bool scalar = false;
+  auto start = SymbolicInts(n.input(0), &scalar), limit = SymbolicInts(n.input(1)), delta = SymbolicInts(n.input(2));
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1) {
+    return n.Error("start, limit and delta must be integer scalars known at compile time (constants or shapes)");
+  }
+  std::optional<int64_t> s = arith::AsConstant((*start)[0]), d = arith::AsConstant((*delta)[0]);
+  if (!s || !d || *d == 0) return n.Error("start and delta must be constants, and delta non-zero");
+  PrimExpr span = (*limit)[0] - *s;
+  PrimExpr length = *d > 0 ? tir::FloorDiv(span + (*d - 1), *d) : tir::FloorDiv(PrimExpr(0) - span + (-*d - 1), -*d);
+  length = arith::Simplify(tir::Max(length, 0));
+  StructInfo sinfo = n.input(1)->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  DataType dtype = t && !t->dtype.is_void() ? t->dtype : DataType::I64();
+  // The values stay known at import time when the length is a constant.
+  if (std::optional<int64_t> len = arith::AsConstant(length); len && dtype == DataType::I64()) {
+    std::vector<PrimExpr> values;
+    for (int64_t i = 0; i < *len; ++i) values.push_back(*s + i * *d);
+    n.outputs = {Symbolic(std::move(values), false)};
+    return Status::Ok();
+  }
+  return Emit(n, "arange", {ShapeArg({length})},
+              {{"start", static_cast<double>(*s)}, {"step", static_cast<double>(*d)}, {"dtype", dtype}});
+}
+
+}  // namespace
+
+void AddTensorConverters(ConverterTable& table) {
+  table.insert({
+      {"ReduceMean", {Reduce("mean"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceSum", {Reduce("sum"), {"keepdims", "noop_with_empty_axes"}}},
+      {"ReduceMax", {Reduce("max"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"Reshape", {Reshape, {"allowzero"}}},
+      {"Transpose", {Transpose, {"perm"}}},
+      {"Flatten", {Flatten, {"axis"}}},
+      {"Concat", {Concat, {"axis"}}},
+      {"Split", {Split, {"axis", "num_outputs"}}},
+      {"Slice", {Slice, {}}},
+      {"Gather", {Gather, {"axis"}}},
+      {"Unsqueeze", {Unsqueeze, {}}},
+      {"Squeeze", {Squeeze, {}}},
+      {"Expand", {Expand, {}}},
+      {"Shape", {Shape, {"start", "end"}}},
+      {"Constant", {ConstantNode, {"value", "value_int", "value_ints", "value_float"}}},
+      {"ConstantOfShape", {ConstantOfShape, {"value"}}},
+      {"Range", {Range, {}}},
+  });
+}
+
+}  // namespace strata::frontend::onnx_import
