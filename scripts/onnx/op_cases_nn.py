@@ -1,0 +1,173 @@
+"""ONNX op fixtures: MatMul/Gemm, convolution, pooling, normalization, softmax (see export_op_tests.py)."""
+import numpy as np
+from onnx import helper
+
+from op_case_lib import *  # noqa: F401,F403  (Case, case, generators, dtypes, node)
+
+# --------------------------------------------------------------------------
+# MatMul / Gemm
+# --------------------------------------------------------------------------
+
+
+@case("matmul", "MatMul: x (n,8) @ initializer W (8,3) -> (n,3)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 8))], [("y", F32, ("n", 3))],
+                [node("MatMul", ["x", "W"], ["y"], name="matmul")], N_RUNS,
+                inits={"W": w_normal(rng, (8, 3))})
+
+
+@case("matmul_batched", "MatMul batched: x (b,n,8) @ initializer W (8,3) -> (b,n,3)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("b", "n", 8))], [("y", F32, ("b", "n", 3))],
+                [node("MatMul", ["x", "W"], ["y"], name="matmul")],
+                [{"b": 1, "n": 1}, {"b": 2, "n": 3}, {"b": 3, "n": 5}],
+                inits={"W": w_normal(rng, (8, 3))})
+
+
+@case("gemm_transb_bias", "Gemm transB=1: x (n,8), W (3,8), bias C (3,) -> (n,3)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 8))], [("y", F32, ("n", 3))],
+                [node("Gemm", ["x", "W", "C"], ["y"], name="gemm", transB=1)], N_RUNS,
+                inits={"W": w_normal(rng, (3, 8)), "C": w_normal(rng, (3,))})
+
+
+@case("gemm_alpha_beta", "Gemm transA=0 transB=0 alpha=0.5 beta=2.0: x (n,8), W (8,3), C (3,) -> (n,3)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 8))], [("y", F32, ("n", 3))],
+                [node("Gemm", ["x", "W", "C"], ["y"], name="gemm", alpha=0.5, beta=2.0,
+                      transA=0, transB=0)], N_RUNS,
+                inits={"W": w_normal(rng, (8, 3)), "C": w_normal(rng, (3,))})
+
+
+@case("gemm_transa", "Gemm transA=1: x (8,n) (used transposed), W (8,3), C (1,3) -> (n,3)")
+def _(rng):
+    return Case(None, None, [("x", F32, (8, "n"))], [("y", F32, ("n", 3))],
+                [node("Gemm", ["x", "W", "C"], ["y"], name="gemm", transA=1)], N_RUNS,
+                inits={"W": w_normal(rng, (8, 3)), "C": w_normal(rng, (1, 3))})
+
+
+# --------------------------------------------------------------------------
+# Convolution, pooling, normalization, softmax
+# --------------------------------------------------------------------------
+
+
+
+@case("conv_pads_strides", "Conv W (4,3,3,3) + bias (4,), pads [1,1,1,1], strides [2,2]: "
+      "x (n,3,h,w) -> (n,4,?,?)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 4, None, None))],
+                [node("Conv", ["x", "W", "B"], ["y"], name="conv", kernel_shape=[3, 3],
+                      pads=[1, 1, 1, 1], strides=[2, 2])],
+                [{"n": 1, "h": 5, "w": 5}, {"n": 2, "h": 8, "w": 6}, {"n": 1, "h": 7, "w": 10}],
+                inits={"W": w_normal(rng, (4, 3, 3, 3)), "B": w_normal(rng, (4,))})
+
+
+@case("conv_depthwise_dilated", "Conv group=3 (depthwise) W (3,1,3,3), dilations [2,2], no bias, "
+      "no pads: x (n,3,h,w) -> (n,3,h-4,w-4)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, None, None))],
+                [node("Conv", ["x", "W"], ["y"], name="conv", group=3, dilations=[2, 2])],
+                [{"n": 1, "h": 5, "w": 5}, {"n": 2, "h": 7, "w": 9}, {"n": 1, "h": 8, "w": 6}],
+                inits={"W": w_normal(rng, (3, 1, 3, 3))})
+
+
+@case("conv_auto_pad_valid", "Conv auto_pad=VALID, kernel_shape [2,3], strides [1,2], W (2,3,2,3) "
+      "+ bias: x (n,3,h,w) -> (n,2,?,?)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 2, None, None))],
+                [node("Conv", ["x", "W", "B"], ["y"], name="conv", auto_pad="VALID",
+                      kernel_shape=[2, 3], strides=[1, 2])],
+                [{"n": 1, "h": 4, "w": 5}, {"n": 2, "h": 6, "w": 8}, {"n": 1, "h": 3, "w": 7}],
+                inits={"W": w_normal(rng, (2, 3, 2, 3)), "B": w_normal(rng, (2,))})
+
+
+@case("maxpool_k2_s2", "MaxPool kernel [2,2], strides [2,2] (odd sizes floor): x (n,3,h,w) -> (n,3,?,?)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, None, None))],
+                [node("MaxPool", ["x"], ["y"], name="maxpool", kernel_shape=[2, 2], strides=[2, 2])],
+                IMG_RUNS)
+
+
+@case("maxpool_pads_ceil", "MaxPool kernel [3,3], strides [2,2], pads [1,1,1,1], ceil_mode=1: "
+      "x (n,3,h,w) -> (n,3,?,?)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, None, None))],
+                [node("MaxPool", ["x"], ["y"], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
+                      pads=[1, 1, 1, 1], ceil_mode=1)],
+                IMG_RUNS)
+
+
+@case("maxpool_default_strides", "MaxPool kernel [3,2], no strides attribute (ONNX default 1): "
+      "x (n,3,h,w) -> (n,3,h-2,w-1)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, None, None))],
+                [node("MaxPool", ["x"], ["y"], name="maxpool", kernel_shape=[3, 2])],
+                IMG_RUNS)
+
+
+@case("avgpool_exclude_pad", "AveragePool kernel [3,3], strides [2,2], pads [1,1,1,1], "
+      "count_include_pad=0: x (n,3,h,w) -> (n,3,?,?)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, None, None))],
+                [node("AveragePool", ["x"], ["y"], name="avgpool", kernel_shape=[3, 3], strides=[2, 2],
+                      pads=[1, 1, 1, 1], count_include_pad=0)],
+                IMG_RUNS)
+
+
+@case("avgpool_include_pad", "AveragePool kernel [3,3], pads [1,1,1,1], count_include_pad=1, "
+      "no strides attribute (default 1): x (n,3,h,w) -> (n,3,h,w)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, "h", "w"))],
+                [node("AveragePool", ["x"], ["y"], name="avgpool", kernel_shape=[3, 3],
+                      pads=[1, 1, 1, 1], count_include_pad=1)],
+                IMG_RUNS)
+
+
+@case("global_avgpool", "GlobalAveragePool: x (n,3,h,w) -> (n,3,1,1)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, 1, 1))],
+                [node("GlobalAveragePool", ["x"], ["y"], name="gap")], IMG_RUNS)
+
+
+@case("batchnorm", "BatchNormalization (inference) epsilon=1e-3, scale/B/mean/var (3,) non-trivial: "
+      "x (n,3,h,w) -> (n,3,h,w)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, "h", "w"))],
+                [node("BatchNormalization", ["x", "scale", "B", "mean", "var"], ["y"], name="bn",
+                      epsilon=1e-3)],
+                NHW_RUNS,
+                inits={"scale": f32([1.5, -0.5, 0.8]), "B": f32([0.1, -0.2, 0.3]),
+                       "mean": f32([0.5, -1.0, 0.25]), "var": f32([0.5, 2.0, 1.25])})
+
+
+@case("layernorm", "LayerNormalization axis=-1 epsilon=1e-5, scale and bias (8,): x (n,t,8) -> (n,t,8)",
+      gen={"x": normal(2.0)})
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "t", 8))], [("y", F32, ("n", "t", 8))],
+                [node("LayerNormalization", ["x", "scale", "bias"], ["y"], name="ln", axis=-1,
+                      epsilon=1e-5)],
+                [{"n": 1, "t": 1}, {"n": 2, "t": 3}, {"n": 3, "t": 4}],
+                inits={"scale": (1.0 + w_normal(rng, (8,))).astype(np.float32),
+                       "bias": w_normal(rng, (8,))})
+
+
+SM_X = [("x", F32, ("n", "h", 6))]
+
+
+@case("softmax_axis_last", "Softmax axis=-1: x (n,h,6) -> (n,h,6)", gen={"x": normal(3.0)})
+def _(rng):
+    return Case(None, None, SM_X, [("y", F32, ("n", "h", 6))],
+                [node("Softmax", ["x"], ["y"], name="softmax", axis=-1)], NH_RUNS)
+
+
+@case("softmax_axis1", "Softmax axis=1 (a dynamic axis of a rank-3 input): x (n,h,6) -> (n,h,6)",
+      gen={"x": normal(3.0)})
+def _(rng):
+    return Case(None, None, SM_X, [("y", F32, ("n", "h", 6))],
+                [node("Softmax", ["x"], ["y"], name="softmax", axis=1)], NH_RUNS)
+
+
+@case("logsoftmax", "LogSoftmax axis=-1: x (n,h,6) -> (n,h,6)", gen={"x": normal(3.0)})
+def _(rng):
+    return Case(None, None, SM_X, [("y", F32, ("n", "h", 6))],
+                [node("LogSoftmax", ["x"], ["y"], name="logsoftmax", axis=-1)], NH_RUNS)
