@@ -26,7 +26,7 @@ NP_OF = {F32: np.float32, I32: np.int32, I64: np.int64, BOOL: np.bool_}
 DTYPE_NAMES = {F32: "float32", I32: "int32", I64: "int64", BOOL: "bool"}
 
 # The ONNX op types Strata's importer handles (docs/onnx.md); every case must stay
-# inside this list.
+# inside this list. A family module adds its new op types with SUPPORTED_OPS.update(...).
 SUPPORTED_OPS = set(
     """Add Sub Mul Div Pow Sqrt Erf Exp Log Tanh Sigmoid Relu LeakyRelu Gelu Neg Abs
     Clip Cast Where Equal Less Greater MatMul Gemm Conv MaxPool AveragePool
