@@ -137,17 +137,22 @@ std::string_view IntrinsicName(Intrinsic op) {
     case Intrinsic::kAbs: return "abs";
     case Intrinsic::kFloor: return "floor";
     case Intrinsic::kCeil: return "ceil";
+    case Intrinsic::kRound: return "round";
+    case Intrinsic::kSin: return "sin";
+    case Intrinsic::kCos: return "cos";
+    case Intrinsic::kFmod: return "fmod";
   }
   assert(false && "unknown intrinsic");
   return "?";
 }
 
-int IntrinsicArity(Intrinsic op) { return op == Intrinsic::kPow ? 2 : 1; }
+int IntrinsicArity(Intrinsic op) { return op == Intrinsic::kPow || op == Intrinsic::kFmod ? 2 : 1; }
 
 bool ParseIntrinsic(std::string_view name, Intrinsic* out) {
-  static constexpr Intrinsic kAll[] = {Intrinsic::kExp,  Intrinsic::kLog,   Intrinsic::kSqrt,
-                                       Intrinsic::kTanh, Intrinsic::kErf,   Intrinsic::kPow,
-                                       Intrinsic::kAbs,  Intrinsic::kFloor, Intrinsic::kCeil};
+  static constexpr Intrinsic kAll[] = {Intrinsic::kExp,  Intrinsic::kLog,   Intrinsic::kSqrt, Intrinsic::kTanh,
+                                       Intrinsic::kErf,  Intrinsic::kPow,   Intrinsic::kAbs,  Intrinsic::kFloor,
+                                       Intrinsic::kCeil, Intrinsic::kRound, Intrinsic::kSin,  Intrinsic::kCos,
+                                       Intrinsic::kFmod};
   for (Intrinsic op : kAll) {
     if (IntrinsicName(op) == name) {
       *out = op;

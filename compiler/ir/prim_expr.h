@@ -142,9 +142,11 @@ struct CastNode : PrimExprNode {
 };
 
 // Math intrinsics a tensor program may call. All take and return floats of one dtype.
-enum class Intrinsic : uint8_t { kExp, kLog, kSqrt, kTanh, kErf, kPow, kAbs, kFloor, kCeil };
+// round rounds half to even (IEEE roundeven, as ONNX Round and numpy.round);
+// fmod is C's fmod (the result has the sign of the dividend).
+enum class Intrinsic : uint8_t { kExp, kLog, kSqrt, kTanh, kErf, kPow, kAbs, kFloor, kCeil, kRound, kSin, kCos, kFmod };
 std::string_view IntrinsicName(Intrinsic op);
-// Number of arguments the intrinsic takes (pow: 2, the rest: 1).
+// Number of arguments the intrinsic takes (pow, fmod: 2, the rest: 1).
 int IntrinsicArity(Intrinsic op);
 bool ParseIntrinsic(std::string_view name, Intrinsic* out);
 

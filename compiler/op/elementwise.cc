@@ -7,6 +7,7 @@
 // that it is 1 or the output's extent, so one kernel serves every shape the
 // struct info allows.
 #include <cmath>
+#include <limits>
 
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
@@ -146,6 +147,86 @@ StatusOr<StructInfo> InferWhere(const OpCall& call) {
   return TensorFromDims(dims, dtype);
 }
 
+// Logical ops take and return bool tensors.
+InferFn LogicalInfer(size_t arity) {
+  return [arity](const OpCall& call) -> StatusOr<StructInfo> {
+    for (size_t i = 0; i < arity; ++i) {
+      STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* t, TensorArg(call, i));
+      if (!t->dtype.is_void() && !t->dtype.is_bool()) {
+        return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must be a bool tensor";
+      }
+    }
+    if (arity == 1) return call.arg_sinfo(0);
+    return BinaryInfer(true)(call);
+  };
+}
+
+// Float predicates (isnan, isinf) keep the shape and return bool.
+StatusOr<StructInfo> InferFloatPredicate(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(StructInfo x, UnaryInfer(true)(call));
+  const auto* t = x.as<TensorStructInfoNode>();
+  return t->shape ? TensorStructInfoNode::make(*t->shape, DataType::Bool())
+                  : TensorStructInfoNode::make_ndim(t->ndim, DataType::Bool());
+}
+
+// mod: `fmod` false is the floor modulo of integers (the result has the
+// divisor's sign, Python's %), true is C's fmod (the dividend's sign), the
+// only form defined for floats.
+StatusOr<StructInfo> InferMod(const OpCall& call) {
+  DataType dtype;
+  STRATA_ASSIGN_OR_RETURN(StructInfo out, InferBroadcast(call, 0, 1, &dtype));
+  if (!call.BoolAttr("fmod") && dtype.is_float()) {
+    return ErrorStatus() << call.name() << ": fmod=false (floor modulo) is defined for integer tensors only; "
+                         << ArgText(call, 0) << " is " << dtype.ToString();
+  }
+  return out;
+}
+
+PrimExpr ModScalar(const PrimExpr& a, const PrimExpr& b, bool fmod, DataType t) {
+  if (t.is_float()) return Call(tir::Intrinsic::kFmod, {a, b});
+  PrimExpr floor_mod = tir::FloorMod(a, b);
+  if (!fmod || t.is_uint()) return floor_mod;
+  // Truncated remainder from the floor one: they differ by b when the result
+  // is non-zero and the signs of the remainder and the dividend differ.
+  PrimExpr zero = Const(t, 0);
+  PrimExpr differ = Bin(PrimExprKind::kNE, Bin(PrimExprKind::kLT, floor_mod, zero), Bin(PrimExprKind::kLT, a, zero));
+  PrimExpr adjust = Bin(PrimExprKind::kAnd, Bin(PrimExprKind::kNE, floor_mod, zero), differ);
+  return tir::SelectNode::make(adjust, floor_mod - b, floor_mod);
+}
+
+// isinf with ONNX's detect_positive / detect_negative.
+PrimExpr IsInf(const PrimExpr& x, DataType t, bool positive, bool negative) {
+  const double inf = std::numeric_limits<double>::infinity();
+  PrimExpr is_pos = Bin(PrimExprKind::kEQ, x, FloatImm(t, inf));
+  PrimExpr is_neg = Bin(PrimExprKind::kEQ, x, FloatImm(t, -inf));
+  if (positive && negative) return Bin(PrimExprKind::kOr, is_pos, is_neg);
+  if (positive) return is_pos;
+  if (negative) return is_neg;
+  return tir::IntImm(DataType::Bool(), 0);
+}
+
+PrimExpr Clamp01(const PrimExpr& v, DataType t) { return tir::Min(tir::Max(v, Const(t, 0)), Const(t, 1)); }
+
+// Unary ops with float attributes (alpha, beta, gamma): the scalar function
+// reads them from the call.
+using AttrUnaryFn = std::function<PrimExpr(PrimExpr x, DataType t, const OpCall& call)>;
+OpDef UnaryWithAttrs(const std::string& name, std::vector<AttrDef> attrs, AttrUnaryFn fn) {
+  return OpDef{name,
+               {"x"},
+               0,
+               std::move(attrs),
+               UnaryInfer(true),
+               [fn](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+                 return BroadcastKernel({0}, [fn, &call](const std::vector<PrimExpr>& v, DataType t) {
+                   return fn(v[0], t, call);
+                 })(call, b);
+               }};
+}
+
+AttrDef FloatAttrDef(const std::string& name, double value) {
+  return AttrDef{name, AttrKind::kFloat, ir::AttrValue(value)};
+}
+
 }  // namespace
 
 std::vector<OpDef> ElementwiseOps() {
@@ -178,6 +259,78 @@ std::vector<OpDef> ElementwiseOps() {
       Unary("sigmoid", true, Sigmoid),
       Unary("relu", false, [](PrimExpr x, DataType t) { return tir::Max(x, Const(t, 0)); }),
       Unary("silu", true, [](PrimExpr x, DataType t) { return x * Sigmoid(x, t); }),
+      Unary("floor", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kFloor, {x}); }),
+      Unary("ceil", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kCeil, {x}); }),
+      Unary("round", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kRound, {x}); }),
+      Unary("sin", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kSin, {x}); }),
+      Unary("cos", true, [](PrimExpr x, DataType) { return Call(tir::Intrinsic::kCos, {x}); }),
+      Unary("reciprocal", true, [](PrimExpr x, DataType t) { return Bin(K::kDiv, Const(t, 1), x); }),
+      Unary("sign", false,
+            [](PrimExpr x, DataType t) {
+              PrimExpr zero = Const(t, 0);
+              return tir::SelectNode::make(Bin(K::kGT, x, zero), Const(t, 1),
+                                           tir::SelectNode::make(Bin(K::kLT, x, zero), Const(t, -1), zero));
+            }),
+      // softplus = log(1 + exp(x)), written so exp never overflows.
+      Unary("softplus", true,
+            [](PrimExpr x, DataType t) {
+              PrimExpr e = Call(tir::Intrinsic::kExp, {-Call(tir::Intrinsic::kAbs, {x})});
+              return tir::Max(x, Const(t, 0)) + Call(tir::Intrinsic::kLog, {Const(t, 1) + e});
+            }),
+      Unary("softsign", true,
+            [](PrimExpr x, DataType t) { return Bin(K::kDiv, x, Const(t, 1) + Call(tir::Intrinsic::kAbs, {x})); }),
+      Unary("hard_swish", true,
+            [](PrimExpr x, DataType t) { return x * Clamp01(x * Const(t, 1.0 / 6.0) + Const(t, 0.5), t); }),
+      // x != x holds exactly for NaN (an unordered comparison).
+      OpDef{"isnan",
+            {"x"},
+            0,
+            {},
+            InferFloatPredicate,
+            BroadcastKernel({0}, [](V v, DataType) { return Bin(K::kNE, v[0], v[0]); })},
+      OpDef{"logical_not",
+            {"x"},
+            0,
+            {},
+            LogicalInfer(1),
+            BroadcastKernel({0}, [](V v, DataType) { return tir::NotNode::make(v[0]); })},
+      OpDef{"logical_and",
+            {"x", "y"},
+            0,
+            {},
+            LogicalInfer(2),
+            BroadcastKernel({0, 1}, [](V v, DataType) { return Bin(K::kAnd, v[0], v[1]); })},
+      OpDef{"logical_or",
+            {"x", "y"},
+            0,
+            {},
+            LogicalInfer(2),
+            BroadcastKernel({0, 1}, [](V v, DataType) { return Bin(K::kOr, v[0], v[1]); })},
+      OpDef{"logical_xor",
+            {"x", "y"},
+            0,
+            {},
+            LogicalInfer(2),
+            BroadcastKernel({0, 1}, [](V v, DataType) { return Bin(K::kNE, v[0], v[1]); })},
+      // prelu: slope broadcast against x (per channel, or any shape that broadcasts).
+      Binary("prelu", false,
+             [](V v, DataType t) { return tir::SelectNode::make(Bin(K::kLT, v[0], Const(t, 0)), v[0] * v[1], v[0]); }),
+      UnaryWithAttrs("elu", {FloatAttrDef("alpha", 1.0)},
+                     [](PrimExpr x, DataType t, const OpCall& call) {
+                       PrimExpr negative =
+                           Const(t, call.FloatAttr("alpha")) * (Call(tir::Intrinsic::kExp, {x}) - Const(t, 1));
+                       return tir::SelectNode::make(Bin(K::kGT, x, Const(t, 0)), x, negative);
+                     }),
+      UnaryWithAttrs(
+          "selu", {FloatAttrDef("alpha", 1.67326319217681884765625), FloatAttrDef("gamma", 1.05070102214813232421875)},
+          [](PrimExpr x, DataType t, const OpCall& call) {
+            PrimExpr negative = Const(t, call.FloatAttr("alpha")) * (Call(tir::Intrinsic::kExp, {x}) - Const(t, 1));
+            return Const(t, call.FloatAttr("gamma")) * tir::SelectNode::make(Bin(K::kGT, x, Const(t, 0)), x, negative);
+          }),
+      UnaryWithAttrs("hard_sigmoid", {FloatAttrDef("alpha", 0.2), FloatAttrDef("beta", 0.5)},
+                     [](PrimExpr x, DataType t, const OpCall& call) {
+                       return Clamp01(Const(t, call.FloatAttr("alpha")) * x + Const(t, call.FloatAttr("beta")), t);
+                     }),
   };
   // power: floats only (an integer power is rarely what a model means).
   ops.push_back(OpDef{"power",
@@ -241,6 +394,27 @@ std::vector<OpDef> ElementwiseOps() {
       OpDef{"where", {"condition", "x", "y"}, 0, {}, InferWhere, BroadcastKernel({0, 1, 2}, [](V v, DataType) {
               return tir::SelectNode::make(v[0], v[1], v[2]);
             })});
+  ops.push_back(OpDef{
+      "mod",
+      {"x", "y"},
+      0,
+      {AttrDef{"fmod", AttrKind::kBool, ir::AttrValue(false)}},
+      InferMod,
+      [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+        const bool fmod = call.BoolAttr("fmod");
+        return BroadcastKernel({0, 1}, [fmod](V v, DataType t) { return ModScalar(v[0], v[1], fmod, t); })(call, b);
+      }});
+  ops.push_back(OpDef{"isinf",
+                      {"x"},
+                      0,
+                      {AttrDef{"detect_positive", AttrKind::kBool, ir::AttrValue(true)},
+                       AttrDef{"detect_negative", AttrKind::kBool, ir::AttrValue(true)}},
+                      InferFloatPredicate,
+                      [](const OpCall& call, KernelBuilder& b) -> StatusOr<tir::Stmt> {
+                        const bool pos = call.BoolAttr("detect_positive"), neg = call.BoolAttr("detect_negative");
+                        return BroadcastKernel(
+                            {0}, [pos, neg](V v, DataType) { return IsInf(v[0], v[0].dtype(), pos, neg); })(call, b);
+                      }});
   return ops;
 }
 

@@ -85,6 +85,9 @@ TEST(CodegenIntrinsics, UnaryMatchStdF32AndF64) {
       {Intrinsic::kAbs, [](double x) { return std::fabs(x); }, -5, 5},
       {Intrinsic::kFloor, [](double x) { return std::floor(x); }, -5, 5},
       {Intrinsic::kCeil, [](double x) { return std::ceil(x); }, -5, 5},
+      {Intrinsic::kRound, [](double x) { return std::nearbyint(x); }, -5, 5},
+      {Intrinsic::kSin, [](double x) { return std::sin(x); }, -10, 10},
+      {Intrinsic::kCos, [](double x) { return std::cos(x); }, -10, 10},
   };
   for (const UnaryCase& c : cases) {
     SCOPED_TRACE(std::string(tir::IntrinsicName(c.op)));
@@ -120,6 +123,32 @@ TEST(CodegenIntrinsics, PowMatchesStd) {
     double expected = std::pow(static_cast<double>(xs[i]), static_cast<double>(es[i]));
     EXPECT_NEAR(ys[i], expected, 1e-5 * (1 + std::fabs(expected)));
   }
+}
+
+// ONNX Round and numpy round halves to the even neighbour, not away from zero.
+TEST(CodegenIntrinsics, RoundTakesHalvesToEven) {
+  auto f = [](PrimExpr x) { return tir::CallNode::make(Intrinsic::kRound, {x}); };
+  std::vector<float> out =
+      RunElementwise<float, float>(MakeElementwise(DataType::F32(), f), {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 2.4f});
+  EXPECT_EQ(out, (std::vector<float>{0.0f, 2.0f, 2.0f, -0.0f, -2.0f, -2.0f, 2.0f}));
+}
+
+// fmod keeps the dividend's sign (C's fmod), unlike a floor modulo.
+TEST(CodegenIntrinsics, FmodKeepsTheSignOfTheDividend) {
+  Var n("n"), i("i");
+  Buffer a = tir::MakeBuffer("A", DataType::F32(), {n});
+  Buffer b = tir::MakeBuffer("B", DataType::F32(), {n});
+  Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n});
+  Stmt body = For(i, 0, n, ForKind::kVectorized,
+                  Store(y, {i}, tir::CallNode::make(Intrinsic::kFmod, {Load(a, {i}), Load(b, {i})})));
+  LoadedKernels kernels({{"fmod", tir::MakePrimFunc({BufferParam(a), BufferParam(b), BufferParam(y)}, body)}});
+  ASSERT_KERNELS_OK(kernels);
+  HostTensor<float> as({4}, {-7.5f, 7.5f, -7.5f, 7.5f});
+  HostTensor<float> bs({4}, {2.0f, 2.0f, -2.0f, -2.0f});
+  HostTensor<float> ys({4});
+  ASSERT_EQ(Call(kernels.Get("fmod"), {TensorArg(as.dl()), TensorArg(bs.dl()), TensorArg(ys.dl())}), 0);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(ys[k], std::fmod(as[k], bs[k])) << "k = " << k;
+  EXPECT_EQ(ys[0], -1.5f);
 }
 
 TEST(CodegenIntrinsics, IntegerAbs) {

@@ -53,14 +53,17 @@ TEST(PrimExpr, NegatingALiteralGivesALiteral) {
 }
 
 TEST(PrimExpr, IntrinsicNamesRoundTrip) {
-  for (auto op : {tir::Intrinsic::kExp, tir::Intrinsic::kPow, tir::Intrinsic::kCeil}) {
+  for (auto op : {tir::Intrinsic::kExp, tir::Intrinsic::kPow, tir::Intrinsic::kCeil, tir::Intrinsic::kRound,
+                  tir::Intrinsic::kSin, tir::Intrinsic::kCos, tir::Intrinsic::kFmod}) {
     tir::Intrinsic parsed;
     ASSERT_TRUE(tir::ParseIntrinsic(tir::IntrinsicName(op), &parsed));
     EXPECT_EQ(parsed, op);
   }
   tir::Intrinsic unused;
-  EXPECT_FALSE(tir::ParseIntrinsic("sin", &unused));
+  EXPECT_FALSE(tir::ParseIntrinsic("sinh", &unused));
   EXPECT_EQ(tir::IntrinsicArity(tir::Intrinsic::kPow), 2);
+  EXPECT_EQ(tir::IntrinsicArity(tir::Intrinsic::kFmod), 2);
+  EXPECT_EQ(tir::IntrinsicArity(tir::Intrinsic::kRound), 1);
 }
 
 TEST(SeqStmt, FlattensNestedSequences) {

@@ -32,6 +32,28 @@ TEST(ElementwiseInfer, ComparisonsAndWhere) {
   EXPECT_EQ(Infer("x: Tensor[(n, 3), f32]", "gelu(x)"), "Tensor[(n, 3), f32]");
 }
 
+TEST(ElementwiseInfer, LogicalPredicatesAndModulo) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), bool], y: Tensor[(4,), bool]", "logical_xor(x, y)"), "Tensor[(n, 4), bool]");
+  EXPECT_EQ(Infer("x: Tensor[(n, h), bool]", "logical_not(x)"), "Tensor[(n, h), bool]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), f32]", "isnan(x)"), "Tensor[(n, 3), bool]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), f32]", "isinf(x, detect_positive=false)"), "Tensor[(n, 3), bool]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), i64], y: Tensor[(3,), i64]", "mod(x, y)"), "Tensor[(n, 3), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), f32], y: Tensor[(3,), f32]", "mod(x, y, fmod=true)"), "Tensor[(n, 3), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, c, h, w), f32], s: Tensor[(c, 1, 1), f32]", "prelu(x, s)"),
+            "Tensor[(n, c, h, w), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), f32]", "hard_sigmoid(x, alpha=0.25)"), "Tensor[(n, 3), f32]");
+}
+
+TEST(ElementwiseInfer, LogicalAndModuloRefuseWrongDtypes) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32], y: Tensor[(4,), bool]", "logical_and(x, y)"),
+            "error: function 'main', binding 'y': logical_and: x: Tensor[(n, 4), f32] must be a bool tensor");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), f32], y: Tensor[(3,), f32]", "mod(x, y)"),
+            "error: function 'main', binding 'y': mod: fmod=false (floor modulo) is defined for integer tensors "
+            "only; x: Tensor[(n, 3), f32] is f32");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3), i32]", "isnan(x)"),
+            "error: function 'main', binding 'y': isnan: x: Tensor[(n, 3), i32] must be a float tensor");
+}
+
 TEST(ElementwiseInfer, IncompatibleShapesNameTheOperatorArgumentsAndShapes) {
   EXPECT_EQ(
       Infer("x: Tensor[(n, 4), f32], y: Tensor[(3,), f32]", "add(x, y)"),

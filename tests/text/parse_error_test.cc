@@ -98,11 +98,11 @@ const BadInput kBadInputs[] = {
     {"UnknownIntrinsic",
      "prim_func @f(A: Buffer[(n,), f32]) {\n"
      "  for i in range(0, n) {\n"
-     "    A[i] = sin(A[i])\n"
+     "    A[i] = sinh(A[i])\n"
      "  }\n"
      "}\n",
      "3:12",
-     {"unknown intrinsic 'sin'"}},
+     {"unknown intrinsic 'sinh'"}},
     {"IntrinsicArity",
      "prim_func @f(A: Buffer[(n,), f32]) {\n"
      "  A[0] = pow(A[0])\n"

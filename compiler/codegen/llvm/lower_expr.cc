@@ -233,6 +233,10 @@ llvm::Value* FunctionLowering::LowerCall(const tir::CallNode* op) {
     case tir::Intrinsic::kAbs: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
     case tir::Intrinsic::kFloor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, args[0]);
     case tir::Intrinsic::kCeil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, args[0]);
+    case tir::Intrinsic::kRound: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, args[0]);
+    case tir::Intrinsic::kSin: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, args[0]);
+    case tir::Intrinsic::kCos: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, args[0]);
+    case tir::Intrinsic::kFmod: return b_.CreateFRem(args[0], args[1]);
     case tir::Intrinsic::kPow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
     case tir::Intrinsic::kTanh:
     case tir::Intrinsic::kErf: {

@@ -88,6 +88,82 @@ Status Where(NodeContext& n) {
   return Emit(n, "where", {c, x, y});
 }
 
+// Float attributes copied onto the Strata op under the same names.
+Converter UnaryWithFloatAttrs(const std::string& op, std::vector<std::pair<std::string, float>> attrs) {
+  return [op, attrs](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    ir::Attrs out;
+    for (const auto& [name, fallback] : attrs) out[name] = static_cast<double>(n.FloatAttr(name, fallback));
+    return Emit(n, op, {x}, out);
+  };
+}
+
+Status IsInf(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "isinf", {x},
+              {{"detect_positive", n.IntAttr("detect_positive", 1) != 0},
+               {"detect_negative", n.IntAttr("detect_negative", 1) != 0}});
+}
+
+Status Mod(NodeContext& n) {
+  const bool fmod = n.IntAttr("fmod", 0) != 0;
+  if (!fmod) {  // integer shape arithmetic (x % k of a dim) stays symbolic
+    bool sa = false, sb = false;
+    auto a = SymbolicInts(n.input(0), &sa), b = SymbolicInts(n.input(1), &sb);
+    const bool any_symbolic = (n.input(0) && n.input(0)->symbolic) || (n.input(1) && n.input(1)->symbolic);
+    if (a && b && any_symbolic && a->size() == 1 && b->size() == 1) {
+      n.outputs = {Symbolic({tir::FloorMod((*a)[0], (*b)[0])}, sa && sb)};
+      return Status::Ok();
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr a, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(1));
+  return Emit(n, "mod", {a, b}, {{"fmod", fmod}});
+}
+
+// Variadic Min/Max/Sum/Mean: a left-to-right chain of the binary op (each
+// step broadcasts), divided by the count for Mean. Min and Max of shape values
+// stay symbolic.
+Converter Variadic(const std::string& op, SymbolicFn symbolic, bool mean) {
+  return [op, symbolic, mean](NodeContext& n) -> Status {
+    if (n.num_inputs() == 0) return n.Error("needs at least one input");
+    if (symbolic) {
+      std::vector<PrimExpr> folded;
+      bool all_scalar = true, any_symbolic = false, ok = true;
+      for (size_t i = 0; i < n.num_inputs() && ok; ++i) {
+        bool scalar = false;
+        auto v = SymbolicInts(n.input(i), &scalar);
+        ok = v && v->size() == 1;
+        if (!ok) break;
+        all_scalar = all_scalar && scalar;
+        any_symbolic = any_symbolic || n.input(i)->symbolic;
+        folded.push_back(folded.empty() ? (*v)[0] : symbolic(folded.back(), (*v)[0]));
+      }
+      if (ok && any_symbolic) {
+        n.outputs = {Symbolic({folded.back()}, all_scalar)};
+        return Status::Ok();
+      }
+    }
+    STRATA_ASSIGN_OR_RETURN(Expr acc, n.InputExpr(0));
+    const std::string name = n.node().output(0);
+    if (n.num_inputs() == 1 && !mean) {
+      n.outputs = {FromExpr(acc)};
+      return Status::Ok();
+    }
+    for (size_t i = 1; i < n.num_inputs(); ++i) {
+      STRATA_ASSIGN_OR_RETURN(Expr next, n.InputExpr(i));
+      const bool last = i + 1 == n.num_inputs() && !mean;
+      STRATA_ASSIGN_OR_RETURN(acc, n.ctx().Call(op, {acc, next}, {}, last ? name : name + "_" + std::to_string(i)));
+    }
+    if (mean) {
+      STRATA_ASSIGN_OR_RETURN(Expr count, ScalarLike(n, 0, static_cast<double>(n.num_inputs())));
+      return Emit(n, "divide", {acc, count});
+    }
+    n.outputs = {FromExpr(acc)};
+    return Status::Ok();
+  };
+}
+
 }  // namespace
 
 void AddElementwiseConverters(ConverterTable& table) {
@@ -116,6 +192,44 @@ void AddElementwiseConverters(ConverterTable& table) {
       {"Cast", {Cast, {"saturate", "to"}}},
       {"Identity", {PassThrough, {}}},
       {"Dropout", {PassThrough, {"seed"}}},
+      {"LessOrEqual", {Binary("less_equal"), {}}},
+      {"GreaterOrEqual", {Binary("greater_equal"), {}}},
+      {"Not", {Unary("logical_not"), {}}},
+      {"And", {Binary("logical_and"), {}}},
+      {"Or", {Binary("logical_or"), {}}},
+      {"Xor", {Binary("logical_xor"), {}}},
+      {"IsNaN", {Unary("isnan"), {}}},
+      {"IsInf", {IsInf, {"detect_negative", "detect_positive"}}},
+      {"Floor", {Unary("floor"), {}}},
+      {"Ceil", {Unary("ceil"), {}}},
+      {"Round", {Unary("round"), {}}},
+      {"Sign", {Unary("sign"), {}}},
+      {"Reciprocal", {Unary("reciprocal"), {}}},
+      {"Sin", {Unary("sin"), {}}},
+      {"Cos", {Unary("cos"), {}}},
+      {"Softplus", {Unary("softplus"), {}}},
+      {"Softsign", {Unary("softsign"), {}}},
+      {"HardSwish", {Unary("hard_swish"), {}}},
+      {"HardSigmoid", {UnaryWithFloatAttrs("hard_sigmoid", {{"alpha", 0.2f}, {"beta", 0.5f}}), {"alpha", "beta"}}},
+      {"Elu", {UnaryWithFloatAttrs("elu", {{"alpha", 1.0f}}), {"alpha"}}},
+      {"Selu",
+       {UnaryWithFloatAttrs("selu", {{"alpha", 1.67326319217681884765625f}, {"gamma", 1.05070102214813232421875f}}),
+        {"alpha", "gamma"}}},
+      {"PRelu", {Binary("prelu"), {}}},
+      {"Mod", {Mod, {"fmod"}}},
+      {"Max",
+       {Variadic(
+            "maximum", [](PrimExpr a, PrimExpr b) { return tir::Max(a, b); }, false),
+        {}}},
+      {"Min",
+       {Variadic(
+            "minimum", [](PrimExpr a, PrimExpr b) { return tir::Min(a, b); }, false),
+        {}}},
+      {"Sum",
+       {Variadic(
+            "add", [](PrimExpr a, PrimExpr b) { return a + b; }, false),
+        {}}},
+      {"Mean", {Variadic("add", nullptr, true), {}}},
   });
 }
 

@@ -210,6 +210,10 @@ PrimExpr FoldCall(tir::Intrinsic op, const std::vector<PrimExpr>& args) {
     case tir::Intrinsic::kAbs: return FoldedFloat(t, std::fabs(x[0]));
     case tir::Intrinsic::kFloor: return FoldedFloat(t, std::floor(x[0]));
     case tir::Intrinsic::kCeil: return FoldedFloat(t, std::ceil(x[0]));
+    case tir::Intrinsic::kRound: return FoldedFloat(t, std::nearbyint(x[0]));  // default rounding: half to even
+    case tir::Intrinsic::kSin: return FoldedFloat(t, std::sin(x[0]));
+    case tir::Intrinsic::kCos: return FoldedFloat(t, std::cos(x[0]));
+    case tir::Intrinsic::kFmod: return FoldedFloat(t, std::fmod(x[0], x[1]));
   }
   return PrimExpr();
 }
