@@ -411,3 +411,28 @@ def _(rng):
         node("Cast", ["r"], ["y"], name="cast", to=F32),
     ], [{"n": 1, "w": 2}, {"n": 4, "w": 7}, {"n": 3, "w": 6}],
         inits={"i1": i64(1), "start": i64(1), "delta": i64(2)})
+
+
+# --------------------------------------------------------------------------
+# Split at symbolic points
+# --------------------------------------------------------------------------
+
+@case("split_num_outputs_dynamic_axis_opset18",
+      "Split num_outputs=3 along the dynamic axis n (chunks of ceil(n/3), the last shorter): "
+      "x (n,4) -> three parts", opset=18)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 4))],
+                [("a", F32, (None, 4)), ("b", F32, (None, 4)), ("c", F32, (None, 4))],
+                [node("Split", ["x"], ["a", "b", "c"], name="split", axis=0, num_outputs=3)],
+                [{"n": 3}, {"n": 7}, {"n": 8}])
+
+
+@case("split_sizes_from_shape", "Split x (n,h) along h at sizes [h - 2, 2] computed from Shape: "
+      "-> (n,h-2), (n,2)", opset=18)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "h"))], [("a", F32, ("n", None)), ("b", F32, ("n", 2))],
+                [node("Shape", ["x"], ["shape"], name="shape", start=1, end=2),
+                 node("Sub", ["shape", "two"], ["head"], name="sub"),
+                 node("Concat", ["head", "two"], ["sizes"], name="concat", axis=0),
+                 node("Split", ["x", "sizes"], ["a", "b"], name="split", axis=1)],
+                [{"n": 1, "h": 3}, {"n": 2, "h": 6}, {"n": 3, "h": 9}], inits={"two": i64([2])})

@@ -244,29 +244,28 @@ TEST(OnnxImport, ASliceBoundComputedFromTensorDataIsRefusedByName) {
             "at compile time)");
 }
 
-TEST(OnnxImport, SplitIntoNumOutputsOfASymbolicAxisIsRefusedByName) {
-  // Opset 18's num_outputs makes chunks of ceil(dim / num_outputs): on the
-  // dynamic axis n that needs symbolic split points, which the split operator
-  // does not take yet. Refused, never split evenly by mistake.
+TEST(OnnxImport, SplitSizesComputedFromTensorDataAreRefusedByName) {
+  // Split sizes from shapes become symbolic slices (fixture
+  // split_sizes_from_shape); sizes that are tensor data have no shape at
+  // compile time, so the node is refused and says why.
   onnx::ModelProto model;
   ASSERT_TRUE(model.ParseFromString(OneNodeModel("Split", 18)));
-  onnx::NodeProto* split = model.mutable_graph()->mutable_node(0);
+  onnx::GraphProto* g = model.mutable_graph();
+  auto* sizes = g->add_input();
+  sizes->set_name("sizes");
+  auto* t = sizes->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::INT64);
+  t->mutable_shape()->add_dim()->set_dim_value(2);
+  onnx::NodeProto* split = g->mutable_node(0);
+  split->add_input("sizes");
   split->add_output("z");
-  auto* axis = split->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(0);
-  auto* parts = split->add_attribute();
-  parts->set_name("num_outputs");
-  parts->set_type(onnx::AttributeProto::INT);
-  parts->set_i(2);
-  model.mutable_graph()->add_output()->set_name("z");
+  g->add_output()->set_name("z");
   auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
   ASSERT_FALSE(imported.ok());
   EXPECT_EQ(imported.status().message(),
-            "m.onnx: node 'the_node' (Split, opset 18): num_outputs splits axis 0 into chunks of ceil(dim / "
-            "num_outputs), which needs the dimension known at compile time (it is symbolic here); give the sizes as "
-            "the split input instead");
+            "m.onnx: node 'the_node' (Split, opset 18): split (input 1) must be computed from shapes or constants, not "
+            "from tensor data (Strata compiles one program for every shape, and a data-dependent slice has no shape "
+            "at compile time)");
   EXPECT_EQ(imported.status().code(), StatusCode::kUnimplemented);
 }
 

@@ -229,45 +229,74 @@ Status Slice(NodeContext& n) {
   return Emit(n, "strided_slice", {x}, attrs);
 }
 
+// Split at boundaries that are symbolic (num_outputs over a dynamic axis,
+// sizes computed from shapes): one strided_slice per part, each with the
+// exact symbolic extent, instead of a split op whose sections are constants.
+Status SplitBySlices(NodeContext& n, Expr x, int64_t axis, const std::vector<PrimExpr>& bounds) {
+  n.outputs.clear();
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    ir::Attrs attrs = {{"axes", std::vector<int64_t>{axis}},
+                       {"begin", ir::MakeIntList({arith::Simplify(bounds[i])})},
+                       {"end", ir::MakeIntList({arith::Simplify(bounds[i + 1])})}};
+    STRATA_ASSIGN_OR_RETURN(Expr part, n.ctx().Call("strided_slice", {x}, attrs, n.node().output(static_cast<int>(i))));
+    n.outputs.push_back(FromExpr(part));
+  }
+  return Status::Ok();
+}
+
 Status Split(NodeContext& n) {
   const int64_t axis = n.IntAttr("axis", 0);
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+  const StructInfo sinfo = in->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  const int64_t rank = t != nullptr && t->shape ? static_cast<int64_t>(t->shape->size()) : -1;
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  const bool axis_known = rank >= 0 && a >= 0 && a < rank;
+  const int parts = n.node().output_size();
   ir::Attrs attrs = {{"axis", axis}};
   if (n.input(1)) {
-    STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ConstIntsInput(n, 1, "split"));
+    STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes, SymbolicIntsInput(n, 1, "split"));
+    if (static_cast<int>(sizes.size()) != parts) {
+      return n.Error("split has " + std::to_string(sizes.size()) + " sizes for the node's " + std::to_string(parts) +
+                     " outputs");
+    }
+    std::vector<PrimExpr> bounds = {0};
+    bool constant = true;
+    for (const PrimExpr& size : sizes) {
+      constant = constant && arith::AsConstant(size).has_value();
+      bounds.push_back(arith::Simplify(bounds.back() + size));
+    }
+    if (!constant) {
+      if (!axis_known) return n.Error("the input's rank must be known to split at symbolic sizes");
+      return SplitBySlices(n, x, a, bounds);
+    }
     std::vector<int64_t> indices;
-    int64_t at = 0;
-    for (size_t i = 0; i + 1 < sizes.size(); ++i) indices.push_back(at += sizes[i]);
+    for (size_t i = 1; i + 1 < bounds.size(); ++i) indices.push_back(*arith::AsConstant(bounds[i]));
     attrs["indices_or_sections"] = indices;
   } else if (n.HasAttr("num_outputs")) {
     // Opset 18: chunks of ceil(dim / num_outputs), the last one shorter.
-    const int64_t parts = n.IntAttr("num_outputs", 0);
-    if (parts != n.node().output_size()) {
-      return n.Error("num_outputs " + std::to_string(parts) + " does not match the node's " +
-                     std::to_string(n.node().output_size()) + " outputs");
+    const int64_t count = n.IntAttr("num_outputs", 0);
+    if (count != parts) {
+      return n.Error("num_outputs " + std::to_string(count) + " does not match the node's " + std::to_string(parts) +
+                     " outputs");
     }
-    STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
-    const StructInfo sinfo = in->sinfo();
-    const auto* t = sinfo.as<TensorStructInfoNode>();
-    const int64_t rank = t != nullptr && t->shape ? static_cast<int64_t>(t->shape->size()) : -1;
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    const tir::IntImmNode* dim = rank >= 0 && a >= 0 && a < rank ? (*t->shape)[a].as<tir::IntImmNode>() : nullptr;
-    if (dim == nullptr) {
-      return n.Unsupported("num_outputs splits axis " + std::to_string(axis) +
-                           " into chunks of ceil(dim / num_outputs), which needs the dimension known at compile "
-                           "time (it is symbolic here); give the sizes as the split input instead");
-    }
-    const int64_t chunk = (dim->value + parts - 1) / parts;
+    if (!axis_known) return n.Error("the input's shape must be known to split it into num_outputs chunks");
+    const PrimExpr dim = (*t->shape)[a];
+    const PrimExpr chunk = arith::Simplify(tir::FloorDiv(dim + (count - 1), count));
+    std::vector<PrimExpr> bounds;
+    for (int64_t i = 0; i <= count; ++i) bounds.push_back(i == count ? dim : arith::Simplify(tir::Min(chunk * i, dim)));
+    if (!arith::AsConstant(dim)) return SplitBySlices(n, x, a, bounds);
     std::vector<int64_t> indices;
-    for (int64_t i = 1; i < parts; ++i) indices.push_back(std::min(i * chunk, dim->value));
+    for (int64_t i = 1; i < count; ++i) indices.push_back(*arith::AsConstant(bounds[i]));
     attrs["indices_or_sections"] = indices;
   } else {
-    attrs["indices_or_sections"] = static_cast<int64_t>(n.node().output_size());
+    attrs["indices_or_sections"] = static_cast<int64_t>(parts);
   }
-  STRATA_ASSIGN_OR_RETURN(Expr parts, n.ctx().Call("split", {x}, attrs, n.node().output(0) + "_parts"));
+  STRATA_ASSIGN_OR_RETURN(Expr split, n.ctx().Call("split", {x}, attrs, n.node().output(0) + "_parts"));
   n.outputs.clear();
-  for (int i = 0; i < n.node().output_size(); ++i) {
-    STRATA_ASSIGN_OR_RETURN(Expr part, n.ctx().Bind(graph::TupleGetItemNode::make(parts, i), n.node().output(i)));
+  for (int i = 0; i < parts; ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr part, n.ctx().Bind(graph::TupleGetItemNode::make(split, i), n.node().output(i)));
     n.outputs.push_back(FromExpr(part));
   }
   return Status::Ok();
