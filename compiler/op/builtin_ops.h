@@ -13,6 +13,7 @@ std::vector<OpDef> LinearAlgebraOps();  // linear_algebra.cc: matmul, dense, bia
 std::vector<OpDef> NeuralNetworkOps();  // nn.cc: conv2d, pools, softmax, norms, dropout
 std::vector<OpDef> ReductionOps();      // reduction.cc: sum, mean, max, min
 std::vector<OpDef> ManipulationOps();   // manipulation.cc: reshape, transpose, concat, split, ..., zeros/ones/full
+std::vector<OpDef> ShapeValueOps();     // shape_values.cc: shape_to_tensor
 
 // All of the above.
 std::vector<OpDef> BuiltinOps();

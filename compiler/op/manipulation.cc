@@ -981,8 +981,11 @@ OpDef Fill(const std::string& name, double constant) {
                }};
 }
 
-// arange(shape(n), start, step, dtype): Out[i] = start + i * step for i < n
-// (numpy.arange with the length given; the ONNX importer derives it from Range).
+// arange(shape(n), start, step, offset=[e], dtype): Out[i] = e + start + i * step
+// for i < n (numpy.arange with the length given; the ONNX importer derives it
+// from Range). `offset` is one integer expression of shape variables, for a
+// range that starts at a symbolic position (arange(past, past + seq)); integer
+// dtypes only.
 StatusOr<StructInfo> InferArange(const OpCall& call) {
   const DataType dtype = call.DataTypeAttr("dtype");
   if (!dtype.is_int() && !dtype.is_float()) {
@@ -990,6 +993,13 @@ StatusOr<StructInfo> InferArange(const OpCall& call) {
   }
   for (const char* attr : {"start", "step"}) {
     STRATA_RETURN_IF_ERROR(FillValue(call, dtype, call.FloatAttr(attr)).status());
+  }
+  const std::vector<PrimExpr> offset = call.IntExprsAttr("offset");
+  if (offset.size() != 1) {
+    return ErrorStatus() << call.name() << ": offset must hold one integer expression, got " << offset.size();
+  }
+  if (!dtype.is_int() && !arith::AsConstant(offset[0]).has_value()) {
+    return ErrorStatus() << call.name() << ": a symbolic offset needs an integer dtype, got " << dtype.ToString();
   }
   int ndim = 0;
   STRATA_ASSIGN_OR_RETURN(std::optional<std::vector<PrimExpr>> dims, ShapeDims(call, 0, &ndim));
@@ -1002,6 +1012,11 @@ StatusOr<tir::Stmt> ArangeKernel(const OpCall& call, KernelBuilder& b) {
   STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
   STRATA_ASSIGN_OR_RETURN(PrimExpr start, FillValue(call, out->dtype, call.FloatAttr("start")));
   STRATA_ASSIGN_OR_RETURN(PrimExpr step, FillValue(call, out->dtype, call.FloatAttr("step")));
+  const PrimExpr offset = b.Dim(call.IntExprsAttr("offset")[0]);
+  if (const std::optional<int64_t> c = arith::AsConstant(offset); !c || *c != 0) {
+    const PrimExpr cast = offset.dtype() == out->dtype ? offset : tir::CastNode::make(out->dtype, offset);
+    start = arith::Simplify(start + cast);
+  }
   return CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
     return Store(out, index, start + tir::CastNode::make(out->dtype, index[0]) * step);
   });
@@ -1026,6 +1041,7 @@ std::vector<OpDef> ManipulationOps() {
             0,
             {AttrDef{"start", AttrKind::kFloat, ir::AttrValue(0.0)},
              AttrDef{"step", AttrKind::kFloat, ir::AttrValue(1.0)},
+             AttrDef{"offset", AttrKind::kIntExprs, ir::MakeIntList({PrimExpr(0)})},
              AttrDef{"dtype", AttrKind::kDataType, ir::AttrValue(DataType::I64())}},
             InferArange,
             ArangeKernel},

@@ -436,3 +436,36 @@ def _(rng):
                  node("Concat", ["head", "two"], ["sizes"], name="concat", axis=0),
                  node("Split", ["x", "sizes"], ["a", "b"], name="split", axis=1)],
                 [{"n": 1, "h": 3}, {"n": 2, "h": 6}, {"n": 3, "h": 9}], inits={"two": i64([2])})
+
+
+# --------------------------------------------------------------------------
+# Shape values as operands and as data
+# --------------------------------------------------------------------------
+
+@case("range_symbolic_start", "Range(n, n + w, 1) with n and w from Shape (a range starting at a "
+      "dynamic position, as position ids after a past length): x (n,w) -> int64 (w)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "w"))], [("y", I64, ("w",))], [
+        node("Shape", ["x"], ["shape"], name="shape"),
+        node("Gather", ["shape", "i0"], ["start"], name="gather_n", axis=0),
+        node("Gather", ["shape", "i1"], ["width"], name="gather_w", axis=0),
+        node("Add", ["start", "width"], ["limit"], name="add"),
+        node("Range", ["start", "limit", "delta"], ["y"], name="range"),
+    ], [{"n": 1, "w": 3}, {"n": 4, "w": 2}, {"n": 3, "w": 5}],
+        inits={"i0": i64(0), "i1": i64(1), "delta": i64(1)})
+
+
+@case("shape_value_as_data", "A shape computed from dynamic dims used as tensor data: "
+      "x / Cast(Shape(x)[1] * 2, float), Shape(x) cast to float, and Shape(x) itself as a graph output: "
+      "x (n,w) -> (n,w), (2), int64 (2)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "w"))],
+                [("y", F32, ("n", "w")), ("s", F32, (2,)), ("shape", I64, (2,))], [
+        node("Shape", ["x"], ["shape"], name="shape"),
+        node("Gather", ["shape", "i1"], ["width"], name="gather_w", axis=0),
+        node("Mul", ["width", "two"], ["double"], name="mul"),
+        node("Cast", ["double"], ["scale"], name="cast_scale", to=F32),
+        node("Div", ["x", "scale"], ["y"], name="div"),
+        node("Cast", ["shape"], ["s"], name="cast_shape", to=F32),
+    ], [{"n": 1, "w": 3}, {"n": 4, "w": 2}, {"n": 3, "w": 5}],
+        inits={"i1": i64(1), "two": i64(2)})

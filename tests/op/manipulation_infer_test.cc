@@ -497,6 +497,27 @@ TEST(ManipulationInfer, Creation) {
             "error: function 'main', binding 'y': zeros: argument 'shape' must be a shape, got Tensor[(n, m), f32]");
 }
 
+TEST(ManipulationInfer, ArangeOffsetAndShapeToTensor) {
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "arange(shape(m), offset=[n])"), "Tensor[(m,), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "arange(shape(m), offset=[n], dtype=f32)"),
+            "error: function 'main', binding 'y': arange: a symbolic offset needs an integer dtype, got f32");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "arange(shape(m), offset=[n, m])"),
+            "error: function 'main', binding 'y': arange: offset must hold one integer expression, got 2");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "shape_to_tensor(shape(n, m * 2))"), "Tensor[(2,), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "shape_to_tensor(shape(n), scalar=true)"), "Tensor[(), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "shape_to_tensor(shape(n, m), scalar=true)"),
+            "error: function 'main', binding 'y': shape_to_tensor: scalar=true needs a shape of one value, got 2");
+}
+
+TEST(ManipulationLegalize, ShapeToTensorReadsTheShapeVariablesAsScalarParameters) {
+  EXPECT_EQ(Kernel("x: Tensor[(n, m), f32]", "shape_to_tensor(shape(n, m * 2))", "shape_to_tensor"),
+            R"(prim_func @shape_to_tensor(Out: Buffer[(2,), i64], n: i64, m: i64) attrs {op = "shape_to_tensor"} {
+  Out[0] = n
+  Out[1] = m * 2
+}
+)");
+}
+
 TEST(ManipulationLegalize, CreationTakesDimsNoInputBindsAsScalarParameters) {
   EXPECT_EQ(Kernel("x: Tensor[(n, m), f32]", "full(shape(n, m * 2), fill_value=-1, dtype=i32)", "full"),
             R"(prim_func @full(Out: Buffer[(n, m * 2), i32], n: i64, m: i64) attrs {op = "full"} {

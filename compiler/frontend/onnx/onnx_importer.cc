@@ -162,14 +162,14 @@ class Importer : public ImportContext {
       std::vector<int64_t> ints;
       for (const PrimExpr& e : *value.symbolic) {
         const int64_t* c = tir::AsConstInt(e);
-        if (c == nullptr) {
-          return ErrorStatus() << "value '" << name
-                               << "' is a shape computed from dynamic dimensions and used as a tensor; Strata "
-                                  "evaluates shapes at compile time and cannot pass it as data";
-        }
+        if (c == nullptr) break;
         ints.push_back(*c);
       }
-      return Constant(MakeInt64Tensor(ints, value.symbolic_scalar));
+      if (ints.size() == value.symbolic->size()) return Constant(MakeInt64Tensor(ints, value.symbolic_scalar));
+      // A shape computed from dynamic dimensions used as data: computed at run
+      // time from the shape variables.
+      return Call("shape_to_tensor", {graph::ShapeExprNode::make(*value.symbolic)}, {{"scalar", value.symbolic_scalar}},
+                  name);
     }
     return ErrorStatus() << "value '" << name << "' has no definition";
   }

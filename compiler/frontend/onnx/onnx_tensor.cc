@@ -228,13 +228,14 @@ StatusOr<Expr> NodeContext::InputExpr(size_t i) {
   std::vector<int64_t> ints;
   for (const PrimExpr& e : *v->symbolic) {
     const int64_t* c = tir::AsConstInt(e);
-    if (c == nullptr) {
-      return Error("input '" + node_.input(static_cast<int>(i)) + "' is a shape computed from dynamic dimensions (" +
-                   ir::PrintPrimExpr(e) + ") used as tensor data, which Strata cannot pass at run time");
-    }
+    if (c == nullptr) break;
     ints.push_back(*c);
   }
-  return ctx_.Constant(MakeInt64Tensor(ints, v->symbolic_scalar));
+  if (ints.size() == v->symbolic->size()) return ctx_.Constant(MakeInt64Tensor(ints, v->symbolic_scalar));
+  // A shape computed from dynamic dimensions used as data (scaled, compared,
+  // gathered with): computed at run time from the shape variables.
+  return ctx_.Call("shape_to_tensor", {graph::ShapeExprNode::make(*v->symbolic)}, {{"scalar", v->symbolic_scalar}},
+                   node_.input(static_cast<int>(i)) + "_data");
 }
 
 namespace {

@@ -323,18 +323,19 @@ Status Expand(NodeContext& n) {
   return Emit(n, "broadcast_to", {x, ShapeArg(out)});
 }
 
-// Range(start, limit, delta) with constant start and delta and a limit that may
-// be symbolic (arange over a sequence length): arange(shape(n)) with
-// n = max(ceil((limit - start) / delta), 0).
+// Range(start, limit, delta) with a constant delta; start and limit may be
+// symbolic (arange over a sequence length, or from a past length):
+// arange(shape(n), offset=[start]) with n = max(ceil((limit - start) / delta), 0).
 Status Range(NodeContext& n) {
   bool scalar = false;
   auto start = SymbolicInts(n.input(0), &scalar), limit = SymbolicInts(n.input(1)), delta = SymbolicInts(n.input(2));
   if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1) {
     return n.Error("start, limit and delta must be integer scalars known at compile time (constants or shapes)");
   }
-  std::optional<int64_t> s = arith::AsConstant((*start)[0]), d = arith::AsConstant((*delta)[0]);
-  if (!s || !d || *d == 0) return n.Error("start and delta must be constants, and delta non-zero");
-  PrimExpr span = (*limit)[0] - *s;
+  std::optional<int64_t> d = arith::AsConstant((*delta)[0]);
+  if (!d || *d == 0) return n.Error("delta must be a non-zero constant");
+  const PrimExpr first = arith::Simplify((*start)[0]);
+  PrimExpr span = (*limit)[0] - first;
   PrimExpr length = *d > 0 ? tir::FloorDiv(span + (*d - 1), *d) : tir::FloorDiv(PrimExpr(0) - span + (-*d - 1), -*d);
   length = arith::Simplify(tir::Max(length, 0));
   StructInfo sinfo = n.input(1)->sinfo();
@@ -343,12 +344,17 @@ Status Range(NodeContext& n) {
   // The values stay known at import time when the length is a constant.
   if (std::optional<int64_t> len = arith::AsConstant(length); len && dtype == DataType::I64()) {
     std::vector<PrimExpr> values;
-    for (int64_t i = 0; i < *len; ++i) values.push_back(*s + i * *d);
+    for (int64_t i = 0; i < *len; ++i) values.push_back(first + i * *d);
     n.outputs = {Symbolic(std::move(values), false)};
     return Status::Ok();
   }
-  return Emit(n, "arange", {ShapeArg({length})},
-              {{"start", static_cast<double>(*s)}, {"step", static_cast<double>(*d)}, {"dtype", dtype}});
+  ir::Attrs attrs = {{"step", static_cast<double>(*d)}, {"dtype", dtype}};
+  if (std::optional<int64_t> s = arith::AsConstant(first)) {
+    attrs["start"] = static_cast<double>(*s);
+  } else {
+    attrs["offset"] = ir::MakeIntList({first});
+  }
+  return Emit(n, "arange", {ShapeArg({length})}, attrs);
 }
 
 }  // namespace
