@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Exports Strata's ONNX model zoo and its reference fixtures.
 
-For each model of the zoo (mlp, cnn, transformer) this writes
-tests/fixtures/onnx/<model>/:
+For each model of the zoo this writes tests/fixtures/onnx/<model>/. The zoo has
+Strata's own small models (mlp, cnn, transformer) and public architectures built
+from the libraries deployers use, with random weights made here (nothing is
+downloaded): torchvision's ResNet BasicBlock and MobileNetV3-Small, Hugging Face
+transformers' ViT, BERT and GPT-2 (small configs), and a Conv1d keyword spotter.
 
-  model.onnx            the PyTorch module exported with the classic TorchScript
-                        exporter (torch.onnx.export(..., dynamo=False)) with
-                        dynamic axes, checked with onnx.checker.check_model
+  model.onnx            the PyTorch module exported with dynamic axes, by the
+                        classic TorchScript exporter (torch.onnx.export(...,
+                        dynamo=False), opset --opset) or, for models whose spec
+                        says exporter="dynamo", by PyTorch's default exporter
+                        (dynamo=True, opset 18+; its external weights folded
+                        back into the one file); checked with onnx.checker
   run_<k>/in<i>.npy     the inputs of run k, in graph-input order
   run_<k>/out<i>.npy    onnxruntime's outputs of run k, in graph-output order
   inputs.txt            one line per graph input:  <name> <dtype> <d0,d1,...>
@@ -54,7 +60,7 @@ ALLOWED_OPS = set(
     GlobalAveragePool BatchNormalization LayerNormalization Softmax LogSoftmax
     ReduceMean ReduceSum ReduceMax Reshape Transpose Flatten Concat Split Slice
     Gather Unsqueeze Squeeze Expand Shape Constant ConstantOfShape Identity Dropout
-    Range""".split()
+    Range HardSigmoid HardSwish ReduceMean GreaterOrEqual IsNaN And Max Mod Not""".split()
 )
 
 ONNX_DTYPE_NAMES = {
@@ -242,12 +248,90 @@ def make_transformer(builtin_layer=False):
     return Transformer(builtin_layer)
 
 
+# ---- public architectures: the libraries deployers use, reduced widths --------
+
+
+class TinyResNet(nn.Module):
+    """A ResNet of torchvision's BasicBlocks (stem, three stages of one block,
+    the last two with stride 2 and a projection shortcut), at widths 8/16/32."""
+
+    def __init__(self, widths=(8, 16, 32), classes=10):
+        super().__init__()
+        from torchvision.models.resnet import BasicBlock
+        self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), nn.ReLU())
+        blocks, cin = [], widths[0]
+        for i, w in enumerate(widths):
+            stride = 1 if i == 0 else 2
+            down = None
+            if stride != 1 or cin != w:
+                down = nn.Sequential(nn.Conv2d(cin, w, 1, stride, bias=False), nn.BatchNorm2d(w))
+            blocks.append(BasicBlock(cin, w, stride, down))
+            cin = w
+        self.blocks = nn.Sequential(*blocks)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, image):
+        return self.fc(torch.flatten(self.pool(self.blocks(self.stem(image))), 1))
+
+
+def rescale_linear_(module, gen):
+    """Re-draws Linear weights with unit-gain scale, so logits are O(1) (the
+    libraries' own inits give tiny classifier outputs that a comparison at
+    atol 1e-5 would not test)."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) / math.sqrt(m.in_features))
+                if m.bias is not None:
+                    m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+
+
+def make_resnet():
+    return TinyResNet()
+
+
+def make_mobilenet():
+    import torchvision
+    model = torchvision.models.mobilenet_v3_small(width_mult=0.25, num_classes=10)
+    rescale_linear_(model, torch.Generator().manual_seed(7))
+    return model
+
+
+class HFOutput0(nn.Module):
+    """A Hugging Face model returning its first output as a plain tensor."""
+
+    def __init__(self, model, arg_names):
+        super().__init__()
+        self.model, self.arg_names = model, arg_names
+
+    def forward(self, *args):
+        return self.model(**dict(zip(self.arg_names, args)), return_dict=False)[0]
+
+
+def make_vit():
+    from transformers import ViTConfig, ViTForImageClassification
+    cfg = ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2,
+                    num_attention_heads=2, intermediate_size=64, num_labels=10)
+    model = ViTForImageClassification(cfg)
+    rescale_linear_(model, torch.Generator().manual_seed(8))
+    return HFOutput0(model, ["pixel_values"])
+
+
 def float_input(shape):
     return lambda rng: rng.standard_normal(shape, dtype=np.float32)
 
 
-def token_input(shape):
-    return lambda rng: rng.integers(0, Transformer.VOCAB, size=shape, dtype=np.int64)
+def token_input(shape, vocab=None):
+    return lambda rng: rng.integers(0, vocab or Transformer.VOCAB, size=shape, dtype=np.int64)
+
+
+def mask_input(shape):
+    """An attention mask (int64 1/0) whose rows keep a random prefix of at least one token."""
+    def gen(rng):
+        keep = rng.integers(1, shape[1] + 1, size=shape[0])
+        return (np.arange(shape[1])[None, :] < keep[:, None]).astype(np.int64)
+    return gen
 
 
 # name -> (factory, seed, input names, output names, dynamic axes, runs); each
@@ -283,6 +367,34 @@ ZOO = {
         dynamic_axes={"tokens": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}},
         runs=[[token_input((1, 5))], [token_input((2, 9))], [token_input((3, 16))]],
     ),
+    # Public architectures (issue 15): torchvision and transformers modules with
+    # random weights, some through each PyTorch exporter.
+    "resnet_basicblock": dict(
+        make=make_resnet,
+        seed=1101,
+        inputs=["image"],
+        outputs=["logits"],
+        dynamic_axes={"image": {0: "batch", 2: "h", 3: "w"}, "logits": {0: "batch"}},
+        keep_batchnorm=True,
+        runs=[[float_input((1, 3, 16, 16))], [float_input((2, 3, 20, 28))], [float_input((3, 3, 33, 24))]],
+    ),
+    "mobilenet_v3_small": dict(
+        make=make_mobilenet,
+        seed=1102,
+        exporter="dynamo",
+        inputs=["image"],
+        outputs=["logits"],
+        dynamic_axes={"image": {0: "batch", 2: "h", 3: "w"}, "logits": {0: "batch"}},
+        runs=[[float_input((1, 3, 32, 32))], [float_input((2, 3, 40, 56))], [float_input((3, 3, 64, 48))]],
+    ),
+    "vit": dict(
+        make=make_vit,
+        seed=1103,
+        inputs=["pixel_values"],
+        outputs=["logits"],
+        dynamic_axes={"pixel_values": {0: "batch"}, "logits": {0: "batch"}},
+        runs=[[float_input((1, 3, 32, 32))], [float_input((2, 3, 32, 32))], [float_input((5, 3, 32, 32))]],
+    ),
 }
 
 
@@ -291,7 +403,35 @@ ZOO = {
 # --------------------------------------------------------------------------
 
 
+def export_dynamo(model, example_inputs, spec, path):
+    """PyTorch's default exporter (torch.export, opset 18+): dynamic axes as
+    torch.export.Dim objects, one per name; the weights it writes next to the
+    model are folded back in, so the fixture is one file."""
+    dims = {}
+    def dim(name):
+        return dims.setdefault(name, torch.export.Dim(name, min=1, max=4096))
+    arg_names = list(inspect.signature(model.forward).parameters)
+    dynamic_shapes = []
+    for name in spec["inputs"]:
+        dynamic_shapes.append({axis: dim(d) for axis, d in spec["dynamic_axes"].get(name, {}).items()})
+    if arg_names == ["args"]:  # forward(*args)
+        dynamic_shapes = (tuple(dynamic_shapes),)
+    else:
+        dynamic_shapes = tuple(dynamic_shapes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, tuple(example_inputs), path, dynamo=True, dynamic_shapes=dynamic_shapes,
+                          input_names=spec["inputs"], output_names=spec["outputs"])
+    proto = onnx.load(path)
+    onnx.save(proto, path)
+    data = path + ".data"
+    if os.path.exists(data):
+        os.remove(data)
+
+
 def export(model, example_inputs, spec, opset, path):
+    if spec.get("exporter") == "dynamo":
+        return export_dynamo(model, example_inputs, spec, path)
     kwargs = dict(
         input_names=spec["inputs"],
         output_names=spec["outputs"],
@@ -384,7 +524,8 @@ def export_one(name, spec, opset, out_dir):
     assert graph_outputs == spec["outputs"], graph_outputs
 
     ops = sorted(op_types(proto.graph))
-    print(f"{name}: opset {opset}, ops: {' '.join(ops)}")
+    written = next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx"))
+    print(f"{name}: opset {written} ({spec.get('exporter', 'torchscript')} exporter), ops: {' '.join(ops)}")
     bad = sorted(set(ops) - ALLOWED_OPS)
     if bad:
         sys.exit(f"error: {name} uses ops outside the allowed list: {bad}")

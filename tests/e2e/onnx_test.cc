@@ -4,6 +4,7 @@
 // cannot import.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -13,6 +14,7 @@
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/printer.h"
 #include "tests/e2e/e2e_test_util.h"
+#include "vm/plugged_device.h"
 #include "vm/tensor_io/npy.h"
 #include "vm/tensor_io/tensor_compare.h"
 #include "vm/virtual_machine.h"
@@ -24,13 +26,17 @@ namespace fs = std::filesystem;
 
 // Imports `dir`/model.onnx, compiles it once, and checks every run_<k> (inputs
 // in<i>.npy, outputs out<i>.npy from onnxruntime), whatever the dtypes.
-void CheckOnnxFixture(const fs::path& dir, double rtol, double atol, int min_runs) {
+// `check_exe` (optional) asserts on the compiled executable (what was offloaded).
+void CheckOnnxFixture(const fs::path& dir, double rtol, double atol, int min_runs,
+                      const driver::CompileOptions& options = {},
+                      const std::function<void(const vm::Executable&)>& check_exe = nullptr) {
   auto module = frontend::ImportOnnxFile((dir / "model.onnx").string());
   ASSERT_TRUE(module.ok()) << module.status().message();
-  auto bytes = driver::Compile(std::move(module).value(), {});
+  auto bytes = driver::Compile(std::move(module).value(), options);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   auto exe = vm::Executable::LoadFromBytes(*bytes);
   ASSERT_TRUE(exe.ok()) << exe.status().message();
+  if (check_exe) check_exe(**exe);
   vm::VirtualMachine machine(*exe);
   const vm::Tolerance tolerance{rtol, atol};
   int runs = 0;
@@ -80,6 +86,42 @@ TEST_P(OnnxZoo, CompilesOnceAndMatchesOnnxRuntimeAtEveryShape) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo, ::testing::ValuesIn(FixtureFolders("tests/fixtures/onnx")));
+
+// Every zoo model through the offloading pipelines too: BYOC oneDNN (the
+// convolutions and matmuls of each model must go to dnnl) and the simulated
+// NPU target (some kernels must run on the device), compiled once for every
+// shape and matched against onnxruntime at each.
+class OnnxZooOffload : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(OnnxZooOffload, OffloadsAndMatchesOnnxRuntimeAtEveryShape) {
+  const auto& [model, pipeline] = GetParam();
+  driver::CompileOptions options;
+  std::function<void(const vm::Executable&)> check;
+  if (pipeline == "byoc_dnnl") {
+    options.byoc_backends = {"dnnl"};
+    check = [](const vm::Executable& exe) {
+      int offloaded = 0;
+      for (const vm::VMFunction& f : exe.functions()) offloaded += f.backend == "dnnl";
+      EXPECT_GT(offloaded, 0) << "nothing was offloaded to dnnl";
+    };
+  } else {
+    vm::RegisterDevicePlugin("sim_npu", STRATA_SIM_NPU_PLUGIN);
+    options.device_targets = {"npu"};
+    check = [](const vm::Executable& exe) {
+      int device = 0;
+      for (const vm::VMFunction& f : exe.functions()) device += f.kind == vm::FunctionKind::kDevice;
+      EXPECT_GT(device, 0) << "no kernel runs on the NPU";
+    };
+  }
+  CheckOnnxFixture(fs::path(SourcePath("tests/fixtures/onnx")) / model, 1e-4, 1e-5, 3, options, check);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OnnxZooOffload,
+                         ::testing::Combine(::testing::ValuesIn(FixtureFolders("tests/fixtures/onnx")),
+                                            ::testing::Values("byoc_dnnl", "target_npu")),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
 
 // One ONNX operator (or a short chain) per case, written by
 // scripts/onnx/export_op_tests.py with onnx.helper, references from onnxruntime.

@@ -68,8 +68,13 @@ Converter Binary(const std::string& op, SymbolicFn symbolic) {
     if (symbolic) {
       bool sa = false, sb = false;
       auto a = SymbolicInts(n.input(0), &sa), b = SymbolicInts(n.input(1), &sb);
+      // Shape values, and constants that meet them in shape idioms (the
+      // TorchScript exporter's Mul(ConstantOfShape(...), -1)), are evaluated
+      // at import time.
       const bool any_symbolic = (n.input(0) && n.input(0)->symbolic) || (n.input(1) && n.input(1)->symbolic);
-      if (a && b && any_symbolic && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+      const bool both_int_constants = a && b && n.input(0)->constant && n.input(1)->constant;
+      if (a && b && (any_symbolic || both_int_constants) &&
+          (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
         std::vector<PrimExpr> out;
         const size_t len = std::max(a->size(), b->size());
         for (size_t i = 0; i < len; ++i) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "compiler/frontend/onnx/onnx_converter_util.h"
+#include "compiler/ir/arith/simplify.h"
 
 namespace strata::frontend::onnx_import {
 namespace {
@@ -81,7 +82,74 @@ Status Cast(NodeContext& n) {
   return Emit(n, "cast", {x}, {{"dtype", to}});
 }
 
+// Equal of shape values (the TorchScript exporter's Where(Equal(shape, -1),
+// ones, shape) before Expand) is decided at import time when every element is
+// provably equal or provably different; a bool constant results.
+std::optional<bool> DecideEqual(const PrimExpr& a, const PrimExpr& b) {
+  const PrimExpr diff = arith::Simplify(a - b);
+  if (std::optional<int64_t> c = arith::AsConstant(diff)) return *c == 0;
+  if (arith::ProveNonNegative(arith::Simplify(diff - 1)) ||
+      arith::ProveNonNegative(arith::Simplify(PrimExpr(-1) - diff))) {
+    return false;
+  }
+  return std::nullopt;
+}
+
+Status Equal(NodeContext& n) {
+  bool sa = false, sb = false;
+  auto a = SymbolicInts(n.input(0), &sa), b = SymbolicInts(n.input(1), &sb);
+  const bool any_symbolic = (n.input(0) && n.input(0)->symbolic) || (n.input(1) && n.input(1)->symbolic);
+  if (a && b && any_symbolic && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+    const size_t len = std::max(a->size(), b->size());
+    std::vector<uint8_t> decided;
+    for (size_t i = 0; i < len; ++i) {
+      std::optional<bool> eq = DecideEqual((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+      if (!eq) break;
+      decided.push_back(*eq ? 1 : 0);
+    }
+    if (decided.size() == len) {
+      auto t = std::make_shared<graph::HostTensor>();
+      t->dtype = DataType::Bool();
+      if (!(sa && sb)) t->shape = {static_cast<int64_t>(len)};
+      t->bytes = std::move(decided);
+      OnnxValue v;
+      v.constant = std::move(t);
+      n.outputs = {v};
+      return Status::Ok();
+    }
+  }
+  return Binary("equal")(n);
+}
+
+// Where over shape values with a condition known at import time stays a
+// shape value (element by element, scalars broadcast).
+std::optional<OnnxValue> SymbolicWhere(NodeContext& n) {
+  const OnnxValue* cond = n.input(0);
+  if (cond == nullptr || !cond->constant || !cond->constant->dtype.is_bool() || cond->constant->shape.size() > 1) {
+    return std::nullopt;
+  }
+  bool sx = false, sy = false;
+  auto x = SymbolicInts(n.input(1), &sx), y = SymbolicInts(n.input(2), &sy);
+  const bool any_symbolic = (n.input(1) && n.input(1)->symbolic) || (n.input(2) && n.input(2)->symbolic);
+  if (!x || !y || !any_symbolic) return std::nullopt;
+  const std::vector<uint8_t>& c = cond->constant->bytes;
+  const size_t len = std::max({c.size(), x->size(), y->size()});
+  for (size_t size : {c.size(), x->size(), y->size()}) {
+    if (size != len && size != 1) return std::nullopt;
+  }
+  std::vector<PrimExpr> out;
+  for (size_t i = 0; i < len; ++i) {
+    const bool pick_x = c[c.size() == 1 ? 0 : i] != 0;
+    out.push_back(pick_x ? (*x)[x->size() == 1 ? 0 : i] : (*y)[y->size() == 1 ? 0 : i]);
+  }
+  return Symbolic(std::move(out), cond->constant->shape.empty() && sx && sy);
+}
+
 Status Where(NodeContext& n) {
+  if (std::optional<OnnxValue> symbolic = SymbolicWhere(n)) {
+    n.outputs = {*symbolic};
+    return Status::Ok();
+  }
   STRATA_ASSIGN_OR_RETURN(Expr c, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(1));
   STRATA_ASSIGN_OR_RETURN(Expr y, n.InputExpr(2));
@@ -173,7 +241,7 @@ void AddElementwiseConverters(ConverterTable& table) {
       {"Mul", {Binary("multiply", [](PrimExpr a, PrimExpr b) { return a * b; }), {}}},
       {"Div", {Binary("divide", [](PrimExpr a, PrimExpr b) { return tir::FloorDiv(a, b); }), {}}},
       {"Pow", {Binary("power"), {}}},
-      {"Equal", {Binary("equal"), {}}},
+      {"Equal", {Equal, {}}},
       {"Less", {Binary("less"), {}}},
       {"Greater", {Binary("greater"), {}}},
       {"Where", {Where, {}}},

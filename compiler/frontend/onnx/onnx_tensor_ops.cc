@@ -110,6 +110,24 @@ Status ConstantOfShape(NodeContext& n) {
       value = static_cast<double>(ConstantInts(*data)[0]);
     }
   }
+  // A small integer fill of a known shape is an import-time constant, so shape
+  // idioms built on it (Mul(ConstantOfShape(Shape(s)), -1) in the TorchScript
+  // exporter's Expand) stay symbolic.
+  std::vector<int64_t> dims;
+  int64_t count = 1;
+  for (const PrimExpr& d : *shape) {
+    std::optional<int64_t> c = arith::AsConstant(d);
+    if (!c) break;
+    dims.push_back(*c);
+    count *= *c;
+  }
+  if (dtype == DataType::I64() && dims.size() == shape->size() && dims.size() <= 1 && count <= 64) {
+    OnnxValue v;
+    v.constant =
+        MakeInt64Tensor(std::vector<int64_t>(static_cast<size_t>(count), static_cast<int64_t>(value)), dims.empty());
+    n.outputs = {v};
+    return Status::Ok();
+  }
   return Emit(n, "full", {ShapeArg(*shape)}, {{"fill_value", value}, {"dtype", dtype}});
 }
 
