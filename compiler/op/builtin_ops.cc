@@ -5,8 +5,8 @@ namespace strata::op {
 
 std::vector<OpDef> BuiltinOps() {
   std::vector<OpDef> all;
-  for (auto family :
-       {&ElementwiseOps, &LinearAlgebraOps, &NeuralNetworkOps, &ReductionOps, &ManipulationOps, &ShapeValueOps}) {
+  for (auto family : {&ElementwiseOps, &LinearAlgebraOps, &NeuralNetworkOps, &ReductionOps, &ManipulationOps,
+                      &ShapeValueOps, &IndexingOps}) {
     for (OpDef& def : family()) all.push_back(std::move(def));
   }
   return all;

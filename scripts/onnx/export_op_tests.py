@@ -23,7 +23,7 @@ thread, graph optimizations off so every node runs its own kernel). They are
 also compared with onnx's reference evaluator (onnx.reference); a disagreement
 is only reported, onnxruntime stays the reference.
 
-The cases live in op_cases_<family>.py (elementwise, nn, tensor), the framework
+The cases live in op_cases_<family>.py (elementwise, indexing, nn, tensor), the framework
 that builds and writes them in op_case_lib.py.
 
 Run from the repository root:
@@ -45,6 +45,7 @@ import onnxruntime as ort
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from op_case_lib import CASES, DEFAULT_OUT, export_case, folder_size  # noqa: E402
 import op_cases_elementwise  # noqa: E402,F401  (each module registers its cases)
+import op_cases_indexing  # noqa: E402,F401
 import op_cases_nn  # noqa: E402,F401
 import op_cases_tensor  # noqa: E402,F401
 

@@ -60,7 +60,8 @@ ALLOWED_OPS = set(
     GlobalAveragePool BatchNormalization LayerNormalization Softmax LogSoftmax
     ReduceMean ReduceSum ReduceMax Reshape Transpose Flatten Concat Split Slice
     Gather Unsqueeze Squeeze Expand Shape Constant ConstantOfShape Identity Dropout
-    Range HardSigmoid HardSwish ReduceMean GreaterOrEqual IsNaN And Max Mod Not""".split()
+    Range HardSigmoid HardSwish ReduceMean GreaterOrEqual IsNaN And Max Mod Not LessOrEqual CumSum
+    GatherND GatherElements""".split()
 )
 
 ONNX_DTYPE_NAMES = {
@@ -318,6 +319,23 @@ def make_vit():
     return HFOutput0(model, ["pixel_values"])
 
 
+def make_bert():
+    from transformers import BertConfig, BertModel
+    cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64)
+    model = BertModel(cfg, add_pooling_layer=False)
+    rescale_linear_(model, torch.Generator().manual_seed(9))
+    return HFOutput0(model, ["input_ids", "attention_mask"])
+
+
+def make_gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+    cfg = GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=64, use_cache=False)
+    model = GPT2LMHeadModel(cfg)
+    rescale_linear_(model, torch.Generator().manual_seed(10))
+    return HFOutput0(model, ["input_ids"])
+
+
 def float_input(shape):
     return lambda rng: rng.standard_normal(shape, dtype=np.float32)
 
@@ -394,6 +412,26 @@ ZOO = {
         outputs=["logits"],
         dynamic_axes={"pixel_values": {0: "batch"}, "logits": {0: "batch"}},
         runs=[[float_input((1, 3, 32, 32))], [float_input((2, 3, 32, 32))], [float_input((5, 3, 32, 32))]],
+    ),
+    "bert": dict(
+        make=make_bert,
+        seed=1104,
+        exporter="dynamo",
+        inputs=["input_ids", "attention_mask"],
+        outputs=["hidden"],
+        dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                      "hidden": {0: "batch", 1: "seq"}},
+        runs=[[token_input((1, 4), 100), mask_input((1, 4))], [token_input((2, 9), 100), mask_input((2, 9))],
+              [token_input((3, 16), 100), mask_input((3, 16))]],
+    ),
+    "gpt2": dict(
+        make=make_gpt2,
+        seed=1105,
+        exporter="dynamo",
+        inputs=["input_ids"],
+        outputs=["logits"],
+        dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}},
+        runs=[[token_input((1, 4), 100)], [token_input((2, 9), 100)], [token_input((3, 16), 100)]],
     ),
 }
 

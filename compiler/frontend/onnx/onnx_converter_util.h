@@ -19,6 +19,7 @@ using ConverterTable = std::map<std::string, OpConverter>;
 void AddElementwiseConverters(ConverterTable& table);
 void AddNeuralNetworkConverters(ConverterTable& table);
 void AddTensorConverters(ConverterTable& table);
+void AddIndexingConverters(ConverterTable& table);
 
 // The elements of an integer value known at import time: a symbolic value, or
 // an integer constant of rank <= 1. nullopt otherwise. `scalar` (if given) is

@@ -10,6 +10,7 @@ const OpConverter* FindConverter(const std::string& op_type) {
     AddElementwiseConverters(t);
     AddNeuralNetworkConverters(t);
     AddTensorConverters(t);
+    AddIndexingConverters(t);
     return t;
   }();
   auto it = table.find(op_type);

@@ -1,0 +1,236 @@
+// Data-dependent indexing and scans: gather_elements, gather_nd, cumsum.
+//
+// The gathers check every index before reading anything (a loop of asserts of
+// its own, as take does), then gather without branches: an index in
+// [-extent, extent) wraps once, as ONNX and numpy define negative indices.
+#include "compiler/analysis/struct_info_util.h"
+#include "compiler/ir/arith/simplify.h"
+#include "compiler/op/builtin_ops.h"
+#include "compiler/op/kernel_builder.h"
+#include "compiler/op/op_util.h"
+
+namespace strata::op {
+namespace {
+
+using analysis::DimText;
+using tir::PrimExprKind;
+
+PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+
+tir::Stmt Store(const tir::Buffer& out, std::vector<PrimExpr> index, PrimExpr value) {
+  for (PrimExpr& i : index) i = arith::Simplify(i);
+  return tir::BufferStoreNode::make(out, std::move(index), std::move(value));
+}
+
+PrimExpr Load(const tir::Buffer& in, std::vector<PrimExpr> index) {
+  for (PrimExpr& i : index) i = arith::Simplify(i);
+  return tir::BufferLoadNode::make(in, std::move(index));
+}
+
+PrimExpr AsI64(PrimExpr v) { return v.dtype() == DataType::I64() ? v : tir::CastNode::make(DataType::I64(), v); }
+
+PrimExpr Wrap(const PrimExpr& i, const PrimExpr& extent) {
+  return tir::SelectNode::make(Bin(PrimExprKind::kLT, i, 0), i + extent, i);
+}
+
+PrimExpr InRange(const PrimExpr& v, const PrimExpr& extent) {
+  return Bin(PrimExprKind::kAnd, Bin(PrimExprKind::kLE, -extent, v), Bin(PrimExprKind::kLT, v, extent));
+}
+
+// Serial loops over `shape` around body(index) (asserts are not vectorized).
+tir::Stmt SerialNest(KernelBuilder& b, const std::vector<PrimExpr>& shape,
+                     const std::function<tir::Stmt(const std::vector<PrimExpr>& index)>& body) {
+  std::vector<tir::Var> vars;
+  std::vector<PrimExpr> index;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    vars.push_back(b.LoopVar("c" + std::to_string(d)));
+    index.push_back(vars.back());
+  }
+  tir::Stmt stmt = body(index);
+  for (size_t d = vars.size(); d-- > 0;) stmt = tir::ForNode::make(vars[d], 0, shape[d], tir::ForKind::kSerial, stmt);
+  return stmt;
+}
+
+StatusOr<const TensorStructInfoNode*> IndexTensorArg(const OpCall& call, size_t i) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* t, TensorArg(call, i));
+  if (!t->dtype.is_void() && !t->dtype.is_int()) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must be a signed integer tensor";
+  }
+  return t;
+}
+
+// ---- gather_elements -------------------------------------------------------------
+
+StatusOr<StructInfo> InferGatherElements(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* indices, IndexTensorArg(call, 1));
+  if (x->ndim >= 0 && indices->ndim >= 0 && x->ndim != indices->ndim) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 1) << " must have the rank of " << ArgText(call, 0);
+  }
+  const int ndim = std::max(x->ndim, indices->ndim);
+  if (ndim >= 0) STRATA_RETURN_IF_ERROR(NormalizeAxis(call, "axis", call.IntAttr("axis"), ndim).status());
+  return indices->shape ? TensorStructInfoNode::make(*indices->shape, x->dtype)
+                        : TensorStructInfoNode::make_ndim(ndim, x->dtype);
+}
+
+StatusOr<tir::Stmt> GatherElementsKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer indices, b.Input(call.arg(1), "I", call.arg_name(1)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), rank));
+  const PrimExpr extent = in->shape[axis];
+  // Outside the gathered axis an index position reads the same position of x,
+  // so indices may not be larger than x there.
+  std::vector<tir::Stmt> stmts;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis || arith::CanProve(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]))) continue;
+    stmts.push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]),
+                                              "argument 'indices' dimension " + std::to_string(d) + " (" +
+                                                  DimText(indices->shape[d]) + ") must not exceed dimension " +
+                                                  std::to_string(d) + " of x (" + DimText(in->shape[d]) + ")"));
+  }
+  stmts.push_back(SerialNest(b, indices->shape, [&](const std::vector<PrimExpr>& at) {
+    return tir::AssertStmtNode::make(InRange(AsI64(Load(indices, at)), extent),
+                                     "argument 'indices' holds an index out of range for axis " + std::to_string(axis) +
+                                         " of x (extent " + DimText(extent) + "); indices must lie in [-" +
+                                         DimText(extent) + ", " + DimText(extent) + ")");
+  }));
+  stmts.push_back(b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
+    std::vector<PrimExpr> in_index = index;
+    in_index[axis] = Wrap(AsI64(Load(indices, index)), extent);
+    return Store(out, index, Load(in, in_index));
+  }));
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+// ---- gather_nd ---------------------------------------------------------------------
+
+// The tuple length k (the last dim of indices), which must be a constant.
+StatusOr<int64_t> TupleLength(const OpCall& call, const TensorStructInfoNode* indices, int64_t x_ndim) {
+  const std::optional<int64_t> k =
+      indices->shape && !indices->shape->empty() ? arith::AsConstant(indices->shape->back()) : std::nullopt;
+  if (!k) {
+    return ErrorStatus() << call.name() << ": the last dimension of " << ArgText(call, 1)
+                         << " (the index tuple length) must be known at compile time";
+  }
+  if (*k < 1 || (x_ndim >= 0 && *k > x_ndim)) {
+    return ErrorStatus() << call.name() << ": index tuples of length " << *k << " cannot address " << ArgText(call, 0)
+                         << " (rank " << x_ndim << ")";
+  }
+  return *k;
+}
+
+StatusOr<StructInfo> InferGatherNd(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* indices, IndexTensorArg(call, 1));
+  if (indices->ndim == 0) return ErrorStatus() << call.name() << ": " << ArgText(call, 1) << " must have rank >= 1";
+  if (!indices->shape || !x->shape) return TensorStructInfoNode::make_ndim(-1, x->dtype);
+  STRATA_ASSIGN_OR_RETURN(int64_t k, TupleLength(call, indices, x->ndim));
+  std::vector<PrimExpr> dims(indices->shape->begin(), indices->shape->end() - 1);
+  dims.insert(dims.end(), x->shape->begin() + k, x->shape->end());
+  return TensorStructInfoNode::make(std::move(dims), x->dtype);
+}
+
+StatusOr<tir::Stmt> GatherNdKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer indices, b.Input(call.arg(1), "I", call.arg_name(1)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const size_t k = static_cast<size_t>(*arith::AsConstant(indices->shape.back()));
+  const size_t batch_rank = indices->shape.size() - 1;
+  const std::vector<PrimExpr> tuples(indices->shape.begin(), indices->shape.end() - 1);
+  std::vector<tir::Stmt> stmts;
+  stmts.push_back(SerialNest(b, tuples, [&](const std::vector<PrimExpr>& at) {
+    std::vector<tir::Stmt> checks;
+    for (size_t j = 0; j < k; ++j) {
+      std::vector<PrimExpr> element = at;
+      element.push_back(static_cast<int64_t>(j));
+      checks.push_back(tir::AssertStmtNode::make(InRange(AsI64(Load(indices, element)), in->shape[j]),
+                                                 "argument 'indices' holds an index out of range for dimension " +
+                                                     std::to_string(j) + " of x (extent " + DimText(in->shape[j]) +
+                                                     ")"));
+    }
+    return tir::SeqStmtNode::make(std::move(checks));
+  }));
+  stmts.push_back(b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
+    std::vector<PrimExpr> in_index;
+    for (size_t j = 0; j < k; ++j) {
+      std::vector<PrimExpr> element(index.begin(), index.begin() + batch_rank);
+      element.push_back(static_cast<int64_t>(j));
+      in_index.push_back(Wrap(AsI64(Load(indices, element)), in->shape[j]));
+    }
+    in_index.insert(in_index.end(), index.begin() + batch_rank, index.end());
+    return Store(out, index, Load(in, in_index));
+  }));
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+// ---- cumsum ------------------------------------------------------------------------
+
+StatusOr<StructInfo> InferCumsum(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  if (x->ndim == 0) return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must have rank >= 1";
+  if (!x->dtype.is_void() && x->dtype.is_bool()) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must be a numeric tensor";
+  }
+  if (x->ndim > 0) STRATA_RETURN_IF_ERROR(NormalizeAxis(call, "axis", call.IntAttr("axis"), x->ndim).status());
+  return call.arg_sinfo(0);
+}
+
+// A running sum along the axis, serial, with the other dims as outer loops
+// (the first one parallel): each element adds the previous output.
+StatusOr<tir::Stmt> CumsumKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), rank));
+  const bool exclusive = call.BoolAttr("exclusive"), reverse = call.BoolAttr("reverse");
+  const PrimExpr n = in->shape[axis];
+  std::vector<tir::Var> vars;
+  for (int64_t d = 0; d < rank; ++d) vars.push_back(b.LoopVar("i" + std::to_string(d)));
+  const tir::Var step = vars[axis];
+  // The position written at step s, and the one written just before it
+  // (clamped into range: at s == 0 it is read but not used).
+  const PrimExpr pos = reverse ? n - 1 - step : PrimExpr(step);
+  const PrimExpr before = reverse ? tir::Min(pos + 1, n - 1) : tir::Max(pos - 1, 0);
+  auto at = [&](const PrimExpr& p) {
+    std::vector<PrimExpr> index(vars.begin(), vars.end());
+    index[axis] = p;
+    return index;
+  };
+  const PrimExpr zero = in->dtype.is_float() ? tir::FloatImm(in->dtype, 0) : tir::IntImm(in->dtype, 0);
+  const PrimExpr first = Bin(PrimExprKind::kEQ, step, 0);
+  const PrimExpr value = exclusive ? tir::SelectNode::make(first, zero, Load(out, at(before)) + Load(in, at(before)))
+                                   : Load(in, at(pos)) + tir::SelectNode::make(first, zero, Load(out, at(before)));
+  tir::Stmt stmt = tir::ForNode::make(step, 0, n, tir::ForKind::kSerial, Store(out, at(pos), value));
+  const int64_t outermost = axis == 0 ? 1 : 0;
+  for (int64_t d = rank; d-- > 0;) {
+    if (d == axis) continue;
+    const tir::ForKind kind = d == outermost ? tir::ForKind::kParallel : tir::ForKind::kSerial;
+    stmt = tir::ForNode::make(vars[d], 0, in->shape[d], kind, stmt);
+  }
+  return stmt;
+}
+
+}  // namespace
+
+std::vector<OpDef> IndexingOps() {
+  return {
+      OpDef{"gather_elements",
+            {"x", "indices"},
+            0,
+            {AttrDef{"axis", AttrKind::kInt, ir::AttrValue(int64_t{0})}},
+            InferGatherElements,
+            GatherElementsKernel},
+      OpDef{"gather_nd", {"x", "indices"}, 0, {}, InferGatherNd, GatherNdKernel},
+      OpDef{"cumsum",
+            {"x"},
+            0,
+            {AttrDef{"axis", AttrKind::kInt, std::nullopt}, AttrDef{"exclusive", AttrKind::kBool, ir::AttrValue(false)},
+             AttrDef{"reverse", AttrKind::kBool, ir::AttrValue(false)}},
+            InferCumsum,
+            CumsumKernel},
+  };
+}
+
+}  // namespace strata::op

@@ -1,0 +1,78 @@
+// Shape inference, errors and run-time index checks of the indexing ops
+// (gather_elements, gather_nd) and cumsum over symbolic shapes.
+#include <gtest/gtest.h>
+
+#include "tests/op/op_test_util.h"
+#include "vm/tensor_io/npy.h"
+#include "vm/virtual_machine.h"
+
+namespace strata::op::testing {
+namespace {
+
+// The one tensor result as inline text, or "error: <message>".
+std::string RunOnce(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
+  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
+  return result.ok() ? vm::FormatInlineTensor(*result->tensor()) : "error: " + result.status().message();
+}
+
+TEST(IndexingInfer, GathersTakeTheIndicesShape) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(n, k), i64]", "gather_elements(x, i, axis=1)"),
+            "Tensor[(n, k), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, h, 3), f32], i: Tensor[(k, 2), i64]", "gather_nd(x, i)"), "Tensor[(k, 3), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(4, 5), f32], i: Tensor[(n, 3, 2), i32]", "gather_nd(x, i)"), "Tensor[(n, 3), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, h), i64]", "cumsum(x, axis=-1, reverse=true)"), "Tensor[(n, h), i64]");
+}
+
+TEST(IndexingInfer, BadCallsNameTheArgument) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(n,), i64]", "gather_elements(x, i, axis=1)"),
+            "error: function 'main', binding 'y': gather_elements: indices: Tensor[(n,), i64] must have the rank of x: "
+            "Tensor[(n, 5), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(n, 5), f32]", "gather_elements(x, i)"),
+            "error: function 'main', binding 'y': gather_elements: indices: Tensor[(n, 5), f32] must be a signed "
+            "integer tensor");
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(k, t), i64]", "gather_nd(x, i)"),
+            "error: function 'main', binding 'y': gather_nd: the last dimension of indices: Tensor[(k, t), i64] (the "
+            "index tuple length) must be known at compile time");
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(k, 3), i64]", "gather_nd(x, i)"),
+            "error: function 'main', binding 'y': gather_nd: index tuples of length 3 cannot address x: Tensor[(n, "
+            "5), f32] (rank 2)");
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), bool]", "cumsum(x, axis=0)"),
+            "error: function 'main', binding 'y': cumsum: x: Tensor[(n, 5), bool] must be a numeric tensor");
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32]", "cumsum(x)"),
+            "error: function 'main', binding 'y': cumsum: missing attribute 'axis' (an int)");
+}
+
+TEST(IndexingRuntime, GathersRejectAnOutOfRangeIndexBeforeReadingAnything) {
+  const std::string params = "x: Tensor[(v, 2), f32], i: Tensor[(k, 1), i64]";
+  EXPECT_EQ(RunOnce(params, "gather_nd(x, i)", {"3x2xf32=1,2,3,4,5,6", "2x1xi64=-1,0"}), "2x2xf32=5,6,1,2");
+  EXPECT_EQ(RunOnce(params, "gather_nd(x, i)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=3"}),
+            "error: compiled kernel 'gather_nd' failed: gather_nd: argument 'indices' holds an index out of range for "
+            "dimension 0 of x (extent v)");
+  const std::string same_rank = "x: Tensor[(v, 2), f32], i: Tensor[(k, 2), i64]";
+  EXPECT_EQ(RunOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1x2xi64=2,-3"}),
+            "1x2xf32=5,2");
+  EXPECT_EQ(
+      RunOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1x2xi64=0,-4"}),
+      "error: compiled kernel 'gather_elements' failed: gather_elements: argument 'indices' holds an index out of "
+      "range for axis 0 of x (extent v); indices must lie in [-v, v)");
+  // Along the gathered axis indices may be longer than x; along the others not.
+  EXPECT_EQ(RunOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "4x2xi64=0,1,2,0,1,2,0,1"}),
+            "4x2xf32=1,4,5,2,3,6,1,4");
+  EXPECT_EQ(RunOnce("x: Tensor[(v, 2), f32], i: Tensor[(k, m), i64]", "gather_elements(x, i, axis=0)",
+                    {"3x2xf32=1,2,3,4,5,6", "1x3xi64=0,0,0"}),
+            "error: compiled kernel 'gather_elements' failed: gather_elements: argument 'indices' dimension 1 (m) "
+            "must not exceed dimension 1 of x (2)");
+}
+
+TEST(IndexingRuntime, CumsumForwardReverseAndExclusive) {
+  const std::string params = "x: Tensor[(n, h), f32]";
+  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=1,3,6,4,9,15");
+  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=0, exclusive=true)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=0,0,0,1,2,3");
+  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1, reverse=true)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=6,5,3,15,11,6");
+  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1, reverse=true, exclusive=true)", {"2x3xf32=1,2,3,4,5,6"}),
+            "2x3xf32=5,3,0,11,6,0");
+  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1)", {"2x0xf32="}), "2x0xf32=");
+}
+
+}  // namespace
+}  // namespace strata::op::testing
