@@ -336,6 +336,38 @@ def make_gpt2():
     return HFOutput0(model, ["input_ids"])
 
 
+class KeywordSpotter(nn.Module):
+    """A Conv1d keyword spotter over (batch, 40 mel bins, time) with a dynamic
+    time axis: a strided conv, a depthwise-separable block with BatchNorm1d,
+    a mean over time and a classifier over 12 keywords."""
+
+    def __init__(self, mels=40, width=32, keywords=12):
+        super().__init__()
+        self.front = nn.Sequential(nn.Conv1d(mels, width, 5, padding=2), nn.BatchNorm1d(width), nn.ReLU(),
+                                   nn.Conv1d(width, width, 3, stride=2, padding=1), nn.ReLU())
+        self.separable = nn.Sequential(nn.Conv1d(width, width, 3, padding=2, dilation=2, groups=width),
+                                       nn.Conv1d(width, width, 1), nn.BatchNorm1d(width), nn.ReLU())
+        self.classifier = nn.Linear(width, keywords)
+
+    def forward(self, features):
+        h = self.front(features)
+        h = h + self.separable(h)
+        return self.classifier(h.mean(dim=2))
+
+
+def make_kws():
+    model = KeywordSpotter()
+    gen = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm1d):
+                m.weight.copy_(1.0 + 0.2 * torch.randn(m.weight.shape, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+                m.running_mean.copy_(0.3 * torch.randn(m.running_mean.shape, generator=gen))
+                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape, generator=gen))
+    return model
+
+
 def float_input(shape):
     return lambda rng: rng.standard_normal(shape, dtype=np.float32)
 
@@ -412,6 +444,14 @@ ZOO = {
         outputs=["logits"],
         dynamic_axes={"pixel_values": {0: "batch"}, "logits": {0: "batch"}},
         runs=[[float_input((1, 3, 32, 32))], [float_input((2, 3, 32, 32))], [float_input((5, 3, 32, 32))]],
+    ),
+    "kws_conv1d": dict(
+        make=make_kws,
+        seed=1106,
+        inputs=["features"],
+        outputs=["logits"],
+        dynamic_axes={"features": {0: "batch", 2: "time"}, "logits": {0: "batch"}},
+        runs=[[float_input((1, 40, 16))], [float_input((2, 40, 49))], [float_input((3, 40, 101))]],
     ),
     "bert": dict(
         make=make_bert,

@@ -171,3 +171,35 @@ def _(rng):
 def _(rng):
     return Case(None, None, SM_X, [("y", F32, ("n", "h", 6))],
                 [node("LogSoftmax", ["x"], ["y"], name="logsoftmax", axis=-1)], NH_RUNS)
+
+
+# --------------------------------------------------------------------------
+# Conv 1-D (run as a 2-D convolution of unit height) and grouped 2-D Conv
+# --------------------------------------------------------------------------
+
+SEQ_X = [("x", F32, ("n", 4, "t"))]
+SEQ_RUNS = [{"n": 1, "t": 9}, {"n": 2, "t": 16}, {"n": 3, "t": 11}]
+
+
+@case("conv1d_pads_stride_dilation", "Conv 1-D W (6,4,3) + bias, pads [2,1], strides [2], dilations [2]: "
+      "x (n,4,t) -> (n,6,?)", opset=13)
+def _(rng):
+    return Case(None, None, SEQ_X, [("y", F32, ("n", 6, None))],
+                [node("Conv", ["x", "W", "B"], ["y"], name="conv1d", kernel_shape=[3], pads=[2, 1],
+                      strides=[2], dilations=[2])],
+                SEQ_RUNS, inits={"W": w_normal(rng, (6, 4, 3)), "B": w_normal(rng, (6,))})
+
+
+@case("conv1d_depthwise", "Conv 1-D group=4 (depthwise) W (4,1,5), pads [2,2], no bias: x (n,4,t) -> (n,4,t)",
+      opset=18)
+def _(rng):
+    return Case(None, None, SEQ_X, [("y", F32, ("n", 4, "t"))],
+                [node("Conv", ["x", "W"], ["y"], name="conv1d_dw", group=4, pads=[2, 2])],
+                SEQ_RUNS, inits={"W": w_normal(rng, (4, 1, 5))})
+
+
+@case("conv_grouped", "Conv group=2 W (4,2,3,3) + bias, pads [1,1,1,1]: x (n,4,h,w) -> (n,4,h,w)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 4, "h", "w"))], [("y", F32, ("n", 4, "h", "w"))],
+                [node("Conv", ["x", "W", "B"], ["y"], name="conv_grouped", group=2, pads=[1, 1, 1, 1])],
+                NHW_RUNS, inits={"W": w_normal(rng, (4, 2, 3, 3)), "B": w_normal(rng, (4,))})

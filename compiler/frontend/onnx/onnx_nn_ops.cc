@@ -70,17 +70,45 @@ ir::Attrs WindowAttrs(NodeContext& n) {
   return attrs;
 }
 
+// Conv 1-D (N, C, L) runs as a 2-D convolution over (N, C, 1, L): the input
+// and the weight gain a unit height, the window attributes a neutral first
+// entry, and the result loses the height again. The conv2d kernel, its
+// schedules and the BYOC conv patterns then serve 1-D models too.
 Status Conv(NodeContext& n) {
   STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
-  if (n.input(0)->sinfo().as<TensorStructInfoNode>() && n.input(0)->sinfo().as<TensorStructInfoNode>()->ndim != 4) {
-    return n.Error("only 2-D convolutions (NCHW input) are supported");
+  const auto* in = n.input(0)->sinfo().as<TensorStructInfoNode>();
+  const int ndim = in ? in->ndim : -1;
+  if (ndim != 3 && ndim != 4) {
+    return n.Error("only 1-D and 2-D convolutions (NCL or NCHW input) are supported, got rank " + std::to_string(ndim));
   }
   ir::Attrs attrs = WindowAttrs(n);
   attrs["groups"] = n.IntAttr("group", 1);
   const std::string name = n.node().output(0);
-  STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d", {x, w}, attrs, n.input(2) ? name + "_conv" : name));
+  const bool one_d = ndim == 3;
+  if (one_d) {
+    std::vector<int64_t> pads = n.IntsAttr("pads");
+    if (pads.empty()) pads = {0, 0};
+    if (pads.size() != 2) return n.Error("pads must have 2 values for a 1-D convolution");
+    attrs["padding"] = std::vector<int64_t>{0, pads[0], 0, pads[1]};
+    for (const char* key : {"strides", "dilation"}) {
+      if (!attrs.count(key)) continue;
+      const auto& values = std::get<std::vector<int64_t>>(attrs[key]);
+      if (values.size() != 1) return n.Error(std::string(key) + " must have 1 value for a 1-D convolution");
+      attrs[key] = std::vector<int64_t>{1, values[0]};
+    }
+    const ir::Attrs unit_height = {{"axis", std::vector<int64_t>{2}}};
+    STRATA_ASSIGN_OR_RETURN(x, n.ctx().Call("expand_dims", {x}, unit_height, name + "_x2d"));
+    STRATA_ASSIGN_OR_RETURN(w, n.ctx().Call("expand_dims", {w}, unit_height, name + "_w2d"));
+  }
+  const bool last = !one_d && n.input(2) == nullptr;
+  STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d", {x, w}, attrs, last ? name : name + "_conv"));
+  if (one_d) {
+    const bool squeeze_last = n.input(2) == nullptr;
+    STRATA_ASSIGN_OR_RETURN(
+        y, n.ctx().Call("squeeze", {y}, {{"axis", std::vector<int64_t>{2}}}, squeeze_last ? name : name + "_1d"));
+  }
   if (n.input(2) == nullptr) {
     n.outputs = {FromExpr(y)};
     return Status::Ok();
