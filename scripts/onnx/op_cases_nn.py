@@ -203,3 +203,50 @@ def _(rng):
     return Case(None, None, [("x", F32, ("n", 4, "h", "w"))], [("y", F32, ("n", 4, "h", "w"))],
                 [node("Conv", ["x", "W", "B"], ["y"], name="conv_grouped", group=2, pads=[1, 1, 1, 1])],
                 NHW_RUNS, inits={"W": w_normal(rng, (4, 2, 3, 3)), "B": w_normal(rng, (4,))})
+
+
+# --------------------------------------------------------------------------
+# Einsum, batched MatMul broadcasting, Softmax on an inner axis
+# --------------------------------------------------------------------------
+
+SUPPORTED_OPS.update(["Einsum"])
+
+for _name, _eq, _a, _b, _out, _runs, _w in [
+    ("einsum_attention_scores", "bhid,bhjd->bhij", ("n", 2, "s", 4), ("n", 2, "s", 4), ("n", 2, "s", "s"),
+     [{"n": 1, "s": 3}, {"n": 2, "s": 5}, {"n": 3, "s": 1}], None),
+    ("einsum_attention_values", "bhij,bhjd->bhid", ("n", 2, "s", "s"), ("n", 2, "s", 4), ("n", 2, "s", 4),
+     [{"n": 1, "s": 3}, {"n": 2, "s": 5}, {"n": 3, "s": 1}], None),
+    ("einsum_linear", "bid,de->bie", ("n", "s", 4), None, ("n", "s", 3),
+     [{"n": 1, "s": 3}, {"n": 2, "s": 5}, {"n": 3, "s": 1}], (4, 3)),
+    ("einsum_outer", "i,j->ij", ("n",), None, ("n", 3), N_RUNS, (3,)),
+    ("einsum_transposed_out", "bij,bjk->bki", ("n", "s", 4), ("n", 4, 2), ("n", 2, "s"),
+     [{"n": 1, "s": 3}, {"n": 2, "s": 5}, {"n": 3, "s": 1}], None),
+]:
+    def _make(rng, eq=_eq, a=_a, b=_b, out=_out, runs=_runs, w=_w):
+        inputs = [("x", F32, a)] + ([("y", F32, b)] if b is not None else [])
+        inits = {"y": w_normal(rng, w)} if w is not None else {}
+        return Case(None, None, inputs, [("z", F32, out)],
+                    [node("Einsum", ["x", "y"], ["z"], name="einsum", equation=eq)], runs, inits=inits)
+
+    case(_name, f"Einsum '{_eq}'", opset=13)(_make)
+
+
+@case("matmul_broadcast_batch", "MatMul broadcasting batch dims: x (1,2,s,4) @ y (n,1,4,s) -> (n,2,s,s)")
+def _(rng):
+    return Case(None, None, [("x", F32, (1, 2, "s", 4)), ("y", F32, ("n", 1, 4, "s"))],
+                [("z", F32, ("n", 2, "s", "s"))], [node("MatMul", ["x", "y"], ["z"], name="matmul")],
+                [{"n": 1, "s": 3}, {"n": 2, "s": 5}, {"n": 3, "s": 1}])
+
+
+@case("matmul_batched_by_matrix", "MatMul of a batched (n,2,s,4) by a matrix (4,3) -> (n,2,s,3)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 2, "s", 4))], [("z", F32, ("n", 2, "s", 3))],
+                [node("MatMul", ["x", "w"], ["z"], name="matmul")],
+                [{"n": 1, "s": 3}, {"n": 2, "s": 5}, {"n": 3, "s": 1}], inits={"w": w_normal(rng, (4, 3))})
+
+
+@case("softmax_axis1_rank4", "Softmax axis=1 on x (n,3,h,w) (opset 13: one axis, not flattened) -> (n,3,h,w)",
+      opset=13)
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, "h", "w"))],
+                [node("Softmax", ["x"], ["y"], name="softmax", axis=1)], NHW_RUNS)

@@ -469,3 +469,78 @@ def _(rng):
         node("Cast", ["shape"], ["s"], name="cast_shape", to=F32),
     ], [{"n": 1, "w": 3}, {"n": 4, "w": 2}, {"n": 3, "w": 5}],
         inits={"i1": i64(1), "two": i64(2)})
+
+
+# --------------------------------------------------------------------------
+# More reductions, Size, Trilu, Tile
+# --------------------------------------------------------------------------
+
+SUPPORTED_OPS.update("ReduceMin ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum ReduceLogSumExp Size Trilu "
+                     "Tile".split())
+
+for _op, _name, _keep, _gen in [
+    ("ReduceMin", "reducemin_axes_input_opset18", 1, normal()),
+    ("ReduceL1", "reducel1_opset18", 0, normal()),
+    ("ReduceL2", "reducel2_opset18", 1, normal()),
+    ("ReduceSumSquare", "reducesumsquare_opset18", 0, normal()),
+    ("ReduceLogSum", "reducelogsum_opset18", 1, uniform(0.1, 3.0)),
+    ("ReduceLogSumExp", "reducelogsumexp_large_opset18", 0, normal(40.0)),
+]:
+    def _make(rng, op=_op, keep=_keep):
+        out_dims = ("n", 1, 4) if keep else ("n", 4)
+        return Case(None, None, RED_X, [("y", F32, out_dims)],
+                    [node(op, ["x", "axes"], ["y"], name=op.lower(), keepdims=keep)], NH_RUNS,
+                    inits={"axes": i64([1])})
+
+    case(_name, f"{_op} over axis 1 (axes input), keepdims={_keep}: x (n,h,4) -> "
+         f"{'(n,1,4)' if _keep else '(n,4)'}", opset=18, gen={"x": _gen})(_make)
+
+
+@case("size_as_data", "Size(x) (a symbolic element count) cast to float and added: x (n,h) -> x + n*h")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "h"))], [("y", F32, ("n", "h"))], [
+        node("Size", ["x"], ["size"], name="size"),
+        node("Cast", ["size"], ["sizef"], name="cast", to=F32),
+        node("Add", ["x", "sizef"], ["y"], name="add"),
+    ], NH_RUNS)
+
+
+for _name, _upper, _k in [("trilu_upper", 1, None), ("trilu_lower_k1", 0, 1), ("trilu_upper_k_minus2", 1, -2)]:
+    def _make(rng, upper=_upper, k=_k):
+        inputs = ["x"] + ([] if k is None else ["k"])
+        return Case(None, None, [("x", F32, ("n", "h", "w"))], [("y", F32, ("n", "h", "w"))],
+                    [node("Trilu", inputs, ["y"], name="trilu", upper=upper)],
+                    [{"n": 1, "h": 3, "w": 5}, {"n": 2, "h": 6, "w": 4}, {"n": 3, "h": 5, "w": 5}],
+                    inits={} if k is None else {"k": i64(k)})
+
+    case(_name, f"Trilu upper={_upper} k={_k if _k is not None else 0}: x (n,h,w) -> (n,h,w)", opset=14)(_make)
+
+
+@case("trilu_causal_symbolic_k", "Trilu upper=1 with k = w - h + 1 computed from Shape (a causal mask "
+      "offset by a past length): x (n,h,w) -> (n,h,w)", opset=14)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "h", "w"))], [("y", F32, ("n", "h", "w"))], [
+        node("Shape", ["x"], ["shape"], name="shape"),
+        node("Gather", ["shape", "i1"], ["h"], name="gather_h", axis=0),
+        node("Gather", ["shape", "i2"], ["w"], name="gather_w", axis=0),
+        node("Sub", ["w", "h"], ["past"], name="sub"),
+        node("Add", ["past", "one"], ["k"], name="add"),
+        node("Trilu", ["x", "k"], ["y"], name="trilu", upper=1),
+    ], [{"n": 1, "h": 3, "w": 5}, {"n": 2, "h": 4, "w": 4}, {"n": 3, "h": 2, "w": 6}],
+        inits={"i1": i64(1), "i2": i64(2), "one": i64(1)})
+
+
+@case("tile_constant", "Tile with repeats [2, 1, 3]: x (n,h,2) -> (2n,h,6)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "h", 2))], [("y", F32, (None, "h", 6))],
+                [node("Tile", ["x", "repeats"], ["y"], name="tile")], NH_RUNS,
+                inits={"repeats": i64([2, 1, 3])})
+
+
+@case("tile_symbolic_repeats", "Tile x (n,2) by [1, n] with n from Shape: -> (n, 2n)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 2))], [("y", F32, ("n", None))], [
+        node("Shape", ["x"], ["shape"], name="shape", start=0, end=1),
+        node("Concat", ["one", "shape"], ["repeats"], name="concat", axis=0),
+        node("Tile", ["x", "repeats"], ["y"], name="tile"),
+    ], N_RUNS, inits={"one": i64([1])})

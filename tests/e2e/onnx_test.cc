@@ -311,6 +311,23 @@ TEST(OnnxImport, SplitSizesComputedFromTensorDataAreRefusedByName) {
   EXPECT_EQ(imported.status().code(), StatusCode::kUnimplemented);
 }
 
+TEST(OnnxImport, AnEinsumOutsideTheSupportedFormsIsRefusedNamingTheEquation) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Einsum", 17)));
+  onnx::NodeProto* einsum = model.mutable_graph()->mutable_node(0);
+  einsum->add_input("x");
+  auto* equation = einsum->add_attribute();
+  equation->set_name("equation");
+  equation->set_type(onnx::AttributeProto::STRING);
+  equation->set_s("ij,jk->k");
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().message(),
+            "m.onnx: node 'the_node' (Einsum, opset 17): equation 'ij,jk->k': letter 'i' is summed within one "
+            "operand (supported: two operands, an explicit output, no '...' and no repeated letters)");
+  EXPECT_EQ(imported.status().code(), StatusCode::kUnimplemented);
+}
+
 TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
   // y = x @ Transpose(W) * 2: the transpose of the initializer and its scaling
   // become one constant (FoldConstants, the pipeline's third pass); only the

@@ -1,8 +1,13 @@
-// ONNX indexing and scan operators: GatherElements, GatherND, CumSum.
+// ONNX indexing, masking and tiling operators: GatherElements, GatherND,
+// CumSum, Trilu, Tile.
 #include "compiler/frontend/onnx/onnx_converter_util.h"
+#include "compiler/ir/arith/simplify.h"
 
 namespace strata::frontend::onnx_import {
 namespace {
+
+using graph::StructInfo;
+using graph::TensorStructInfoNode;
 
 Status GatherElements(NodeContext& n) {
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
@@ -28,6 +33,69 @@ Status CumSum(NodeContext& n) {
       {{"axis", axis[0]}, {"exclusive", n.IntAttr("exclusive", 0) != 0}, {"reverse", n.IntAttr("reverse", 0) != 0}});
 }
 
+StatusOr<std::vector<PrimExpr>> KnownShape(NodeContext& n, size_t i) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* v, n.Required(i));
+  const StructInfo sinfo = v->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) return n.Error("the shape of input " + std::to_string(i) + " must be known");
+  return *t->shape;
+}
+
+// Trilu keeps the elements on and above (upper) or below the k-th diagonal of
+// the last two dims: where(cols >= rows + k, x, 0) with rows and cols from
+// arange, so k may be symbolic (computed from shapes).
+Status Trilu(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> shape, KnownShape(n, 0));
+  if (shape.size() < 2) return n.Error("the input must have rank >= 2");
+  PrimExpr k = 0;
+  if (n.input(1) != nullptr) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> ks, SymbolicIntsInput(n, 1, "k"));
+    if (ks.size() != 1) return n.Error("k (input 1) must be a scalar");
+    k = ks[0];
+  }
+  const bool upper = n.IntAttr("upper", 1) != 0;
+  const PrimExpr h = shape[shape.size() - 2], w = shape.back();
+  const std::string name = n.node().output(0);
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr rows,
+                          n.ctx().Call("arange", {ShapeArg({h})}, {{"offset", ir::MakeIntList({k})}}, name + "_rows"));
+  STRATA_ASSIGN_OR_RETURN(rows, n.ctx().Call("reshape", {rows, ShapeArg({h, 1})}, {}, name + "_rows_column"));
+  STRATA_ASSIGN_OR_RETURN(Expr cols, n.ctx().Call("arange", {ShapeArg({w})}, {}, name + "_cols"));
+  STRATA_ASSIGN_OR_RETURN(Expr keep,
+                          n.ctx().Call(upper ? "greater_equal" : "less_equal", {cols, rows}, {}, name + "_keep"));
+  STRATA_ASSIGN_OR_RETURN(Expr zero, ScalarLike(n, 0, 0.0));
+  return Emit(n, "where", {keep, x, zero});
+}
+
+// Tile: x (d0, d1, ...) viewed as (1, d0, 1, d1, ...), broadcast to
+// (r0, d0, r1, d1, ...) and reshaped to (r0 * d0, r1 * d1, ...). Repeats may be
+// symbolic (computed from shapes).
+Status Tile(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> shape, KnownShape(n, 0));
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> repeats, SymbolicIntsInput(n, 1, "repeats"));
+  if (repeats.size() != shape.size()) {
+    return n.Error("repeats (input 1) has " + std::to_string(repeats.size()) + " values for an input of rank " +
+                   std::to_string(shape.size()));
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  bool identity = true;
+  std::vector<PrimExpr> spread, tiled, out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    identity = identity && arith::AsConstant(repeats[d]) == 1;
+    spread.insert(spread.end(), {1, shape[d]});
+    tiled.insert(tiled.end(), {repeats[d], shape[d]});
+    out.push_back(arith::Simplify(repeats[d] * shape[d]));
+  }
+  if (identity) {
+    n.outputs = {FromExpr(x)};
+    return Status::Ok();
+  }
+  const std::string name = n.node().output(0);
+  STRATA_ASSIGN_OR_RETURN(Expr view, n.ctx().Call("reshape", {x, ShapeArg(spread)}, {}, name + "_spread"));
+  STRATA_ASSIGN_OR_RETURN(Expr wide, n.ctx().Call("broadcast_to", {view, ShapeArg(tiled)}, {}, name + "_tiled"));
+  return Emit(n, "reshape", {wide, ShapeArg(out)});
+}
+
 }  // namespace
 
 void AddIndexingConverters(ConverterTable& table) {
@@ -35,6 +103,8 @@ void AddIndexingConverters(ConverterTable& table) {
       {"GatherElements", {GatherElements, {"axis"}}},
       {"GatherND", {GatherND, {"batch_dims"}}},
       {"CumSum", {CumSum, {"exclusive", "reverse"}}},
+      {"Trilu", {Trilu, {"upper"}}},
+      {"Tile", {Tile, {}}},
   });
 }
 

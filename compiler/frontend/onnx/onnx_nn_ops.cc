@@ -1,6 +1,10 @@
 // ONNX neural-network operators: MatMul and Gemm, convolution, pooling,
 // normalization and softmax.
+#include <cctype>
+#include <map>
+
 #include "compiler/frontend/onnx/onnx_converter_util.h"
+#include "compiler/ir/arith/simplify.h"
 
 namespace strata::frontend::onnx_import {
 namespace {
@@ -45,6 +49,109 @@ Status MatMul(NodeContext& n) {
   STRATA_ASSIGN_OR_RETURN(Expr a, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(1));
   return Emit(n, "matmul", {a, b});
+}
+
+// Einsum of two operands without ellipsis or repeated letters (the forms
+// attention and linear layers export): letters in both inputs and the output
+// are batch dims, in both inputs only contracted, in one input and the output
+// free. Lowered to transpose -> reshape to (B, M, K) x (B, K, N) -> matmul ->
+// reshape -> transpose, so dims may be symbolic.
+Status Einsum(NodeContext& n) {
+  const std::string equation = n.StringAttr("equation", "");
+  std::string spec;
+  for (char c : equation) {
+    if (c != ' ') spec += c;
+  }
+  const size_t arrow = spec.find("->"), comma = spec.find(',');
+  auto refuse = [&](const std::string& why) {
+    return n.Unsupported("equation '" + equation + "': " + why +
+                         " (supported: two operands, an explicit output, no '...' and no repeated letters)");
+  };
+  if (arrow == std::string::npos) return refuse("the output is implicit");
+  if (comma == std::string::npos || comma > arrow || spec.find(',', comma + 1) != std::string::npos) {
+    return refuse("it does not have two operands");
+  }
+  if (spec.find('.') != std::string::npos) return refuse("it uses an ellipsis");
+  const std::string a = spec.substr(0, comma), b = spec.substr(comma + 1, arrow - comma - 1),
+                    out = spec.substr(arrow + 2);
+  for (const std::string& term : {a, b, out}) {
+    for (size_t i = 0; i < term.size(); ++i) {
+      if (!std::isalpha(static_cast<unsigned char>(term[i])))
+        return refuse("it has the character '" + std::string(1, term[i]) + "'");
+      if (term.find(term[i], i + 1) != std::string::npos) return refuse("a letter repeats within one term");
+    }
+  }
+  for (char c : out) {
+    if (a.find(c) == std::string::npos && b.find(c) == std::string::npos)
+      return refuse("an output letter is in no input");
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr y, n.InputExpr(1));
+  auto shape_of = [&](size_t i) -> std::optional<std::vector<PrimExpr>> {
+    const StructInfo sinfo = n.input(i)->sinfo();
+    const auto* t = sinfo.as<TensorStructInfoNode>();
+    return t && t->shape ? t->shape : std::nullopt;
+  };
+  const auto sa = shape_of(0), sb = shape_of(1);
+  if (!sa || !sb) return n.Error("the shapes of both operands must be known");
+  if (sa->size() != a.size() || sb->size() != b.size()) {
+    return n.Error("equation '" + equation + "' does not match the operand ranks " + std::to_string(sa->size()) +
+                   " and " + std::to_string(sb->size()));
+  }
+  std::map<char, PrimExpr> extent;
+  for (size_t i = 0; i < a.size(); ++i) extent[a[i]] = (*sa)[i];
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (!extent.count(b[i])) extent[b[i]] = (*sb)[i];
+  }
+  std::string batch, contracted, free_a, free_b;
+  for (char c : a) {
+    const bool in_b = b.find(c) != std::string::npos, in_out = out.find(c) != std::string::npos;
+    if (in_b && in_out)
+      batch += c;
+    else if (in_b)
+      contracted += c;
+    else if (in_out)
+      free_a += c;
+    else
+      return refuse("letter '" + std::string(1, c) + "' is summed within one operand");
+  }
+  for (char c : b) {
+    const bool in_a = a.find(c) != std::string::npos, in_out = out.find(c) != std::string::npos;
+    if (!in_a && in_out)
+      free_b += c;
+    else if (!in_a)
+      return refuse("letter '" + std::string(1, c) + "' is summed within one operand");
+  }
+  const std::string name = n.node().output(0);
+  auto permute = [&](Expr e, const std::string& from, const std::string& to,
+                     const std::string& suffix) -> StatusOr<Expr> {
+    std::vector<int64_t> axes;
+    for (char c : to) axes.push_back(static_cast<int64_t>(from.find(c)));
+    bool identity = true;
+    for (size_t i = 0; i < axes.size(); ++i) identity = identity && axes[i] == static_cast<int64_t>(i);
+    if (identity) return e;
+    return n.ctx().Call("transpose", {e}, {{"axes", axes}}, name + suffix);
+  };
+  auto product = [&](const std::string& letters) {
+    PrimExpr p = 1;
+    for (char c : letters) p = p * extent[c];
+    return arith::Simplify(p);
+  };
+  const PrimExpr nb = product(batch), m = product(free_a), k = product(contracted), nn = product(free_b);
+  STRATA_ASSIGN_OR_RETURN(Expr lhs, permute(x, a, batch + free_a + contracted, "_lhs_t"));
+  STRATA_ASSIGN_OR_RETURN(lhs, n.ctx().Call("reshape", {lhs, ShapeArg({nb, m, k})}, {}, name + "_lhs"));
+  STRATA_ASSIGN_OR_RETURN(Expr rhs, permute(y, b, batch + contracted + free_b, "_rhs_t"));
+  STRATA_ASSIGN_OR_RETURN(rhs, n.ctx().Call("reshape", {rhs, ShapeArg({nb, k, nn})}, {}, name + "_rhs"));
+  STRATA_ASSIGN_OR_RETURN(Expr prod, n.ctx().Call("matmul", {lhs, rhs}, {}, name + "_matmul"));
+  const std::string natural = batch + free_a + free_b;
+  std::vector<PrimExpr> natural_shape;
+  for (char c : natural) natural_shape.push_back(extent[c]);
+  const bool last_is_reshape = natural == out;
+  STRATA_ASSIGN_OR_RETURN(Expr shaped, n.ctx().Call("reshape", {prod, ShapeArg(natural_shape)}, {},
+                                                    last_is_reshape ? name : name + "_natural"));
+  STRATA_ASSIGN_OR_RETURN(Expr result, permute(shaped, natural, out, ""));
+  n.outputs = {FromExpr(result)};
+  return Status::Ok();
 }
 
 // ---- neural network ----------------------------------------------------------
@@ -175,6 +282,7 @@ Converter SoftmaxLike(const std::string& op) {
 void AddNeuralNetworkConverters(ConverterTable& table) {
   table.insert({
       {"MatMul", {MatMul, {}}},
+      {"Einsum", {Einsum, {"equation"}}},
       {"Gemm", {Gemm, {"alpha", "beta", "transA", "transB"}}},
       {"Conv", {Conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
       {"MaxPool",

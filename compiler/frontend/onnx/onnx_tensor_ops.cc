@@ -13,21 +13,75 @@ using graph::TensorStructInfoNode;
 
 // ---- reductions ----------------------------------------------------------------
 
-Converter Reduce(const std::string& op) {
-  return [op](NodeContext& n) -> Status {
+// The axes of a Reduce* node (attribute up to opset 17, input from 18), or
+// nullopt when noop_with_empty_axes makes it the identity.
+StatusOr<std::optional<ir::Attrs>> ReduceAttrs(NodeContext& n, bool keepdims) {
+  ir::Attrs attrs = {{"keepdims", keepdims}};
+  std::vector<int64_t> axes = n.IntsAttr("axes");
+  if (n.input(1) != nullptr) {
+    STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 1, "axes"));
+  }
+  if (axes.empty() && n.IntAttr("noop_with_empty_axes", 0) != 0) return std::optional<ir::Attrs>();
+  if (!axes.empty()) attrs["axes"] = axes;
+  return std::optional<ir::Attrs>(std::move(attrs));
+}
+
+// A reduction with an elementwise step before it (abs, square, exp) and after
+// it (sqrt, log): ReduceL1 = sum(abs(x)), ReduceL2 = sqrt(sum(x * x)), ...
+Converter Reduce(const std::string& op, const std::string& before = "", const std::string& after = "") {
+  return [op, before, after](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(std::optional<ir::Attrs> attrs, ReduceAttrs(n, n.IntAttr("keepdims", 1) != 0));
     STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
-    ir::Attrs attrs = {{"keepdims", n.IntAttr("keepdims", 1) != 0}};
-    std::vector<int64_t> axes = n.IntsAttr("axes");
-    if (n.input(1) != nullptr) {
-      STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 1, "axes"));
+    const std::string name = n.node().output(0);
+    if (before == "square") {
+      STRATA_ASSIGN_OR_RETURN(x, n.ctx().Call("multiply", {x, x}, {}, name + "_square"));
+    } else if (!before.empty()) {
+      STRATA_ASSIGN_OR_RETURN(x, n.ctx().Call(before, {x}, {}, name + "_" + before));
     }
-    if (axes.empty() && n.IntAttr("noop_with_empty_axes", 0) != 0) {
-      n.outputs = {*n.input(0)};
-      return Status::Ok();
+    if (!attrs) {  // noop_with_empty_axes: only the elementwise steps remain
+      if (after.empty()) {
+        n.outputs = {FromExpr(x)};
+        return Status::Ok();
+      }
+      return Emit(n, after, {x});
     }
-    if (!axes.empty()) attrs["axes"] = axes;
-    return Emit(n, op, {x}, attrs);
+    if (after.empty()) return Emit(n, op, {x}, *attrs);
+    STRATA_ASSIGN_OR_RETURN(Expr reduced, n.ctx().Call(op, {x}, *attrs, name + "_" + op));
+    return Emit(n, after, {reduced});
   };
+}
+
+// ReduceLogSumExp = max + log(sum(exp(x - max))), which never overflows.
+Status ReduceLogSumExp(NodeContext& n) {
+  const bool keepdims = n.IntAttr("keepdims", 1) != 0;
+  STRATA_ASSIGN_OR_RETURN(std::optional<ir::Attrs> kept, ReduceAttrs(n, true));
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  if (!kept) {  // log(exp(x)) elementwise
+    n.outputs = {FromExpr(x)};
+    return Status::Ok();
+  }
+  const std::string name = n.node().output(0);
+  ir::Attrs out_attrs = *kept;
+  out_attrs["keepdims"] = keepdims;
+  STRATA_ASSIGN_OR_RETURN(Expr peak, n.ctx().Call("max", {x}, *kept, name + "_peak"));
+  STRATA_ASSIGN_OR_RETURN(Expr shifted, n.ctx().Call("subtract", {x, peak}, {}, name + "_shifted"));
+  STRATA_ASSIGN_OR_RETURN(Expr e, n.ctx().Call("exp", {shifted}, {}, name + "_exp"));
+  STRATA_ASSIGN_OR_RETURN(Expr total, n.ctx().Call("sum", {e}, out_attrs, name + "_sum"));
+  STRATA_ASSIGN_OR_RETURN(Expr log_total, n.ctx().Call("log", {total}, {}, name + "_log"));
+  STRATA_ASSIGN_OR_RETURN(Expr out_peak, n.ctx().Call("max", {x}, out_attrs, name + "_max"));
+  return Emit(n, "add", {log_total, out_peak});
+}
+
+// Size: the element count, a symbolic scalar.
+Status Size(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* x, n.Required(0));
+  const StructInfo sinfo = x->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) return n.Error("the input's shape is not known at compile time");
+  PrimExpr count = 1;
+  for (const PrimExpr& d : *t->shape) count = count * d;
+  n.outputs = {Symbolic({count}, true)};
+  return Status::Ok();
 }
 
 // ---- shapes and data movement ------------------------------------------------
@@ -382,6 +436,13 @@ void AddTensorConverters(ConverterTable& table) {
       {"ReduceMean", {Reduce("mean"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"ReduceSum", {Reduce("sum"), {"keepdims", "noop_with_empty_axes"}}},
       {"ReduceMax", {Reduce("max"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceMin", {Reduce("min"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceL1", {Reduce("sum", "abs"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceL2", {Reduce("sum", "square", "sqrt"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceSumSquare", {Reduce("sum", "square"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceLogSum", {Reduce("sum", "", "log"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceLogSumExp", {ReduceLogSumExp, {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"Size", {Size, {}}},
       {"Reshape", {Reshape, {"allowzero"}}},
       {"Transpose", {Transpose, {"perm"}}},
       {"Flatten", {Flatten, {"axis"}}},
