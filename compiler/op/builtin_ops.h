@@ -11,10 +11,10 @@ namespace strata::op {
 std::vector<OpDef> ElementwiseOps();    // elementwise.cc: arithmetic, comparisons, unary math, cast, clip, where
 std::vector<OpDef> LinearAlgebraOps();  // linear_algebra.cc: matmul, dense, bias_add
 std::vector<OpDef> NeuralNetworkOps();  // nn.cc: conv2d, pools, softmax, norms, dropout
-std::vector<OpDef> ReductionOps();      // reduction.cc: sum, mean, max, min
+std::vector<OpDef> ReductionOps();      // reduction.cc: sum, mean, max, min, prod
 std::vector<OpDef> ManipulationOps();   // manipulation.cc: reshape, transpose, concat, split, ..., zeros/ones/full
 std::vector<OpDef> ShapeValueOps();     // shape_values.cc: shape_to_tensor
-std::vector<OpDef> IndexingOps();       // indexing.cc: gather_elements, gather_nd, cumsum
+std::vector<OpDef> IndexingOps();       // indexing.cc: gather_elements, gather_nd, cumsum, argmax, argmin
 
 // All of the above.
 std::vector<OpDef> BuiltinOps();

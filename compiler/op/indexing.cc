@@ -1,4 +1,5 @@
-// Data-dependent indexing and scans: gather_elements, gather_nd, cumsum.
+// Data-dependent indexing, scans and arg reductions: gather_elements,
+// gather_nd, cumsum, argmax, argmin.
 //
 // The gathers check every index before reading anything (a loop of asserts of
 // its own, as take does), then gather without branches: an index in
@@ -212,6 +213,93 @@ StatusOr<tir::Stmt> CumsumKernel(const OpCall& call, KernelBuilder& b) {
   return stmt;
 }
 
+// ---- argmax, argmin -------------------------------------------------------------------
+
+StatusOr<StructInfo> InferArgReduce(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  if (!x->dtype.is_void() && x->dtype.is_bool()) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must be a numeric tensor";
+  }
+  if (x->ndim == 0) return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must have rank >= 1";
+  if (!x->shape) return TensorStructInfoNode::make_ndim(-1, DataType::I64());
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), x->ndim));
+  if (arith::AsConstant((*x->shape)[axis]) == 0) {
+    return ErrorStatus() << call.name() << ": axis " << axis << " of " << ArgText(call, 0) << " is empty";
+  }
+  std::vector<PrimExpr> dims = *x->shape;
+  if (call.BoolAttr("keepdims")) {
+    dims[axis] = 1;
+  } else {
+    dims.erase(dims.begin() + axis);
+  }
+  return TensorStructInfoNode::make(std::move(dims), DataType::I64());
+}
+
+// One serial pass along the axis per output element, keeping the best value
+// and its index in locals; ties keep the first index (the last with
+// select_last_index).
+StatusOr<tir::Stmt> ArgReduceKernel(const OpCall& call, KernelBuilder& b, bool max) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), rank));
+  const bool keepdims = call.BoolAttr("keepdims"), last = call.BoolAttr("select_last_index");
+  const PrimExpr n = in->shape[axis];
+  std::vector<tir::Var> vars;
+  for (int64_t d = 0; d < rank; ++d) vars.push_back(b.LoopVar("i" + std::to_string(d)));
+  auto at = [&](const PrimExpr& p) {
+    std::vector<PrimExpr> index(vars.begin(), vars.end());
+    index[axis] = p;
+    return index;
+  };
+  tir::Buffer best = KernelBuilder::Local("best", in->dtype, {1});
+  tir::Buffer best_index = KernelBuilder::Local("best_index", DataType::I64(), {1});
+  const PrimExpr value = Load(in, at(vars[axis])), current = Load(best, {0});
+  const PrimExprKind better =
+      max ? (last ? PrimExprKind::kGE : PrimExprKind::kGT) : (last ? PrimExprKind::kLE : PrimExprKind::kLT);
+  const PrimExpr take = Bin(better, value, current);
+  tir::Stmt scan = tir::ForNode::make(
+      vars[axis], 1, n - 1, tir::ForKind::kSerial,
+      tir::SeqStmtNode::make(
+          {Store(best_index, {0}, tir::SelectNode::make(take, AsI64(vars[axis]), Load(best_index, {0}))),
+           Store(best, {0}, tir::SelectNode::make(take, value, current))}));
+  std::vector<PrimExpr> out_index;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != axis) {
+      out_index.push_back(vars[d]);
+    } else if (keepdims) {
+      out_index.push_back(0);
+    }
+  }
+  tir::Stmt per_output = tir::AllocateNode::make(
+      best, tir::AllocateNode::make(
+                best_index,
+                tir::SeqStmtNode::make({Store(best, {0}, Load(in, at(0))), Store(best_index, {0}, PrimExpr(int64_t{0})),
+                                        scan, Store(out, out_index, Load(best_index, {0}))})));
+  const int64_t outermost = axis == 0 ? 1 : 0;
+  for (int64_t d = rank; d-- > 0;) {
+    if (d == axis) continue;
+    per_output = tir::ForNode::make(vars[d], 0, in->shape[d],
+                                    d == outermost ? tir::ForKind::kParallel : tir::ForKind::kSerial, per_output);
+  }
+  // An empty axis has no arg: refused before anything is read.
+  return tir::SeqStmtNode::make(
+      {tir::AssertStmtNode::make(Bin(PrimExprKind::kGT, n, 0), "argument 'x' dimension " + std::to_string(axis) + " (" +
+                                                                   DimText(n) + ") must not be empty"),
+       per_output});
+}
+
+OpDef ArgReduce(const std::string& name, bool max) {
+  return OpDef{name,
+               {"x"},
+               0,
+               {AttrDef{"axis", AttrKind::kInt, ir::AttrValue(int64_t{0})},
+                AttrDef{"keepdims", AttrKind::kBool, ir::AttrValue(true)},
+                AttrDef{"select_last_index", AttrKind::kBool, ir::AttrValue(false)}},
+               InferArgReduce,
+               [max](const OpCall& call, KernelBuilder& b) { return ArgReduceKernel(call, b, max); }};
+}
+
 }  // namespace
 
 std::vector<OpDef> IndexingOps() {
@@ -230,6 +318,8 @@ std::vector<OpDef> IndexingOps() {
              AttrDef{"reverse", AttrKind::kBool, ir::AttrValue(false)}},
             InferCumsum,
             CumsumKernel},
+      ArgReduce("argmax", true),
+      ArgReduce("argmin", false),
   };
 }
 

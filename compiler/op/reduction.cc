@@ -1,4 +1,4 @@
-// Reductions: sum, mean, max and min of a tensor over a set of axes.
+// Reductions: sum, mean, max, min and prod of a tensor over a set of axes.
 //
 // Two kernel schedules, chosen by whether the innermost (non-unit) axis is
 // reduced:
@@ -27,7 +27,7 @@ using tir::ForKind;
 using tir::ForNode;
 using tir::PrimExprKind;
 
-enum class Reducer { kSum, kMean, kMax, kMin };
+enum class Reducer { kSum, kMean, kMax, kMin, kProd };
 
 // Accumulators span this many bytes of contiguous elements: two AVX-512
 // registers of independent lanes for innermost-reduced strips; for kept tiles,
@@ -96,6 +96,7 @@ struct Accumulation {
     if (reducer == Reducer::kSum || reducer == Reducer::kMean) {
       return acc.is_float() ? tir::FloatImm(acc, 0.0) : tir::IntImm(acc, 0);
     }
+    if (reducer == Reducer::kProd) return acc.is_float() ? tir::FloatImm(acc, 1.0) : tir::IntImm(acc, 1);
     const bool max = reducer == Reducer::kMax;
     if (acc.is_float()) return tir::FloatImm(acc, max ? -INFINITY : INFINITY);
     // The extreme values of the integer type, two's complement.
@@ -110,6 +111,7 @@ struct Accumulation {
     switch (reducer) {
       case Reducer::kSum:
       case Reducer::kMean: return a + x;
+      case Reducer::kProd: return a * x;
       case Reducer::kMax:
         if (!acc.is_float()) return tir::Max(a, x);
         return tir::SelectNode::make(Bin(PrimExprKind::kOr, Bin(PrimExprKind::kLT, a, x), Bin(PrimExprKind::kNE, x, x)),
@@ -296,7 +298,7 @@ OpDef Reduction(const std::string& name, Reducer reducer) {
 
 std::vector<OpDef> ReductionOps() {
   return {Reduction("sum", Reducer::kSum), Reduction("mean", Reducer::kMean), Reduction("max", Reducer::kMax),
-          Reduction("min", Reducer::kMin)};
+          Reduction("min", Reducer::kMin), Reduction("prod", Reducer::kProd)};
 }
 
 }  // namespace strata::op

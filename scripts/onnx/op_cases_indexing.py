@@ -55,3 +55,28 @@ for _name, _attrs, _axis, _dtype in [
     _text = "".join(f" {k}={v}" for k, v in _attrs.items())
     case(_name, f"CumSum axis={_axis}{_text}: x (n,h) {DTYPE_NAMES[_dtype]} -> (n,h)", opset=14,
          gen={"x": small_ints(-5, 5, np.int64)} if _dtype == I64 else {})(_make)
+
+
+SUPPORTED_OPS.update("ArgMax ArgMin ReduceProd".split())
+
+for _op, _name, _attrs, _out in [
+    ("ArgMax", "argmax_axis1", {"axis": 1}, ("n", 1, 4)),
+    ("ArgMin", "argmin_axis_last_no_keepdims", {"axis": -1, "keepdims": 0}, ("n", "h")),
+    ("ArgMax", "argmax_ties_last_index", {"axis": 1, "select_last_index": 1}, ("n", 1, 4)),
+    ("ArgMin", "argmin_ties_first_index", {"axis": 1}, ("n", 1, 4)),
+]:
+    def _make(rng, op=_op, attrs=_attrs, out=_out):
+        return Case(None, None, [("x", F32, ("n", "h", 4))], [("y", I64, out)],
+                    [node(op, ["x"], ["y"], name=op.lower(), **attrs)], NH_RUNS)
+
+    _text = " ".join(f"{k}={v}" for k, v in _attrs.items())
+    case(_name, f"{_op} {_text}: x (n,h,4) with ties (values in [-2, 2]) -> int64", opset=13,
+         gen={"x": small_ints(-2, 2)})(_make)
+
+
+@case("reduceprod_opset18", "ReduceProd over axis 1 (axes input), keepdims=0: x (n,h,4) -> (n,4)", opset=18,
+      gen={"x": uniform(0.5, 1.5)})
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "h", 4))], [("y", F32, ("n", 4))],
+                [node("ReduceProd", ["x", "axes"], ["y"], name="reduceprod", keepdims=0)], NH_RUNS,
+                inits={"axes": i64([1])})

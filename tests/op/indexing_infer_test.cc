@@ -64,6 +64,24 @@ TEST(IndexingRuntime, GathersRejectAnOutOfRangeIndexBeforeReadingAnything) {
             "must not exceed dimension 1 of x (2)");
 }
 
+TEST(IndexingInfer, ArgReductionsGiveI64) {
+  EXPECT_EQ(Infer("x: Tensor[(n, h, 4), f32]", "argmax(x, axis=1)"), "Tensor[(n, 1, 4), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, h, 4), i32]", "argmin(x, axis=-1, keepdims=false)"), "Tensor[(n, h), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 0), f32]", "argmax(x, axis=1)"),
+            "error: function 'main', binding 'y': argmax: axis 1 of x: Tensor[(n, 0), f32] is empty");
+  EXPECT_EQ(Infer("x: Tensor[(n, h), f32]", "prod(x, axes=[1])"), "Tensor[(n,), f32]");
+}
+
+TEST(IndexingRuntime, ArgReductionsBreakTiesByIndexAndRefuseAnEmptyAxis) {
+  const std::string params = "x: Tensor[(n, h), f32]";
+  EXPECT_EQ(RunOnce(params, "argmax(x, axis=1, keepdims=false)", {"2x3xf32=1,3,3,2,2,0"}), "2xi64=1,0");
+  EXPECT_EQ(RunOnce(params, "argmax(x, axis=1, keepdims=false, select_last_index=true)", {"2x3xf32=1,3,3,2,2,0"}),
+            "2xi64=2,1");
+  EXPECT_EQ(RunOnce(params, "argmin(x, axis=0)", {"2x3xf32=1,3,3,2,2,0"}), "1x3xi64=0,1,1");
+  EXPECT_EQ(RunOnce(params, "argmax(x, axis=1)", {"2x0xf32="}),
+            "error: compiled kernel 'argmax' failed: argmax: argument 'x' dimension 1 (h) must not be empty");
+}
+
 TEST(IndexingRuntime, CumsumForwardReverseAndExclusive) {
   const std::string params = "x: Tensor[(n, h), f32]";
   EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=1,3,6,4,9,15");

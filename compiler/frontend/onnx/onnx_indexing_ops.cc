@@ -1,5 +1,5 @@
 // ONNX indexing, masking and tiling operators: GatherElements, GatherND,
-// CumSum, Trilu, Tile.
+// CumSum, Trilu, Tile, ArgMax, ArgMin.
 #include "compiler/frontend/onnx/onnx_converter_util.h"
 #include "compiler/ir/arith/simplify.h"
 
@@ -96,6 +96,16 @@ Status Tile(NodeContext& n) {
   return Emit(n, "reshape", {wide, ShapeArg(out)});
 }
 
+Converter ArgReduce(const std::string& op) {
+  return [op](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    return Emit(n, op, {x},
+                {{"axis", n.IntAttr("axis", 0)},
+                 {"keepdims", n.IntAttr("keepdims", 1) != 0},
+                 {"select_last_index", n.IntAttr("select_last_index", 0) != 0}});
+  };
+}
+
 }  // namespace
 
 void AddIndexingConverters(ConverterTable& table) {
@@ -105,6 +115,8 @@ void AddIndexingConverters(ConverterTable& table) {
       {"CumSum", {CumSum, {"exclusive", "reverse"}}},
       {"Trilu", {Trilu, {"upper"}}},
       {"Tile", {Tile, {}}},
+      {"ArgMax", {ArgReduce("argmax"), {"axis", "keepdims", "select_last_index"}}},
+      {"ArgMin", {ArgReduce("argmin"), {"axis", "keepdims", "select_last_index"}}},
   });
 }
 

@@ -437,6 +437,7 @@ void AddTensorConverters(ConverterTable& table) {
       {"ReduceSum", {Reduce("sum"), {"keepdims", "noop_with_empty_axes"}}},
       {"ReduceMax", {Reduce("max"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"ReduceMin", {Reduce("min"), {"axes", "keepdims", "noop_with_empty_axes"}}},
+      {"ReduceProd", {Reduce("prod"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"ReduceL1", {Reduce("sum", "abs"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"ReduceL2", {Reduce("sum", "square", "sqrt"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"ReduceSumSquare", {Reduce("sum", "square"), {"axes", "keepdims", "noop_with_empty_axes"}}},
