@@ -544,3 +544,44 @@ def _(rng):
         node("Concat", ["one", "shape"], ["repeats"], name="concat", axis=0),
         node("Tile", ["x", "repeats"], ["y"], name="tile"),
     ], N_RUNS, inits={"one": i64([1])})
+
+
+# --------------------------------------------------------------------------
+# Pad
+# --------------------------------------------------------------------------
+
+SUPPORTED_OPS.update(["Pad"])
+
+for _name, _mode, _pads, _value, _opset in [
+    ("pad_constant_value", "constant", [0, 1, 2, 0, 2, 1], 1.5, 13),
+    ("pad_reflect", "reflect", [0, 1, 1, 0, 1, 2], None, 13),
+    ("pad_edge", "edge", [0, 2, 0, 0, 1, 3], None, 13),
+    ("pad_wrap_opset19", "wrap", [0, 1, 2, 0, 2, 1], None, 19),
+]:
+    def _make(rng, mode=_mode, pads=_pads, value=_value):
+        inputs = ["x", "pads"] + (["value"] if value is not None else [])
+        inits = {"pads": i64(pads)}
+        if value is not None:
+            inits["value"] = f32(value)
+        b, a = pads[:3], pads[3:]
+        out = (None if b[0] + a[0] else "n", None, 4 + b[2] + a[2])
+        return Case(None, None, [("x", F32, ("n", "h", 4))], [("y", F32, out)],
+                    [node("Pad", inputs, ["y"], name="pad", mode=mode)],
+                    [{"n": 1, "h": 3}, {"n": 2, "h": 5}, {"n": 3, "h": 4}], inits=inits)
+
+    case(_name, f"Pad mode={_mode} pads={_pads}{'' if _value is None else f' value={_value}'}: x (n,h,4)",
+         opset=_opset)(_make)
+
+
+@case("pad_axes_symbolic_opset18", "Pad (opset 18 axes input [1]) h up to the next multiple of 4, "
+      "pads [0, (4 - h % 4) % 4] computed from Shape: x (n,h,3) -> (n,?,3)", opset=18)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "h", 3))], [("y", F32, ("n", None, 3))], [
+        node("Shape", ["x"], ["shape"], name="shape", start=1, end=2),
+        node("Mod", ["shape", "four"], ["rem"], name="mod"),
+        node("Sub", ["four", "rem"], ["missing"], name="sub"),
+        node("Mod", ["missing", "four"], ["after"], name="mod_again"),
+        node("Concat", ["zero", "after"], ["pads"], name="concat", axis=0),
+        node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad"),
+    ], [{"n": 1, "h": 3}, {"n": 2, "h": 8}, {"n": 3, "h": 5}],
+        inits={"four": i64([4]), "zero": i64([0]), "axes": i64([1])})

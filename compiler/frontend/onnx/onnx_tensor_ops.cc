@@ -72,6 +72,58 @@ Status ReduceLogSumExp(NodeContext& n) {
   return Emit(n, "add", {log_total, out_peak});
 }
 
+// Pad: widths as the pads input (begins then ends, over every axis or the
+// opset-18 axes input), which may be computed from shapes.
+Status Pad(NodeContext& n) {
+  const std::string mode = n.StringAttr("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
+    return n.Unsupported("mode '" + mode + "' is not supported");
+  }
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+  const StructInfo sinfo = in->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || t->ndim < 0) return n.Error("the input's rank must be known");
+  const int64_t rank = t->ndim;
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> pads, SymbolicIntsInput(n, 1, "pads"));
+  std::vector<int64_t> axes;
+  if (n.input(3) != nullptr) {
+    STRATA_ASSIGN_OR_RETURN(axes, ConstIntsInput(n, 3, "axes"));
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (pads.size() != 2 * axes.size()) {
+    return n.Error("pads (input 1) has " + std::to_string(pads.size()) + " values; " + std::to_string(2 * axes.size()) +
+                   " expected (a begin and an end per padded axis)");
+  }
+  std::vector<PrimExpr> before(rank, PrimExpr(0)), after(rank, PrimExpr(0));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank) return n.Error("axis " + std::to_string(axes[i]) + " is out of range");
+    before[a] = pads[i];
+    after[a] = pads[i + axes.size()];
+  }
+  double value = 0;
+  if (const OnnxValue* c = n.input(2); c != nullptr) {
+    if (!c->constant || c->constant->bytes.empty()) return n.Error("constant_value (input 2) must be a constant");
+    const graph::HostTensor& v = *c->constant;
+    if (v.dtype == DataType::F32()) {
+      float f;
+      std::memcpy(&f, v.bytes.data(), 4);
+      value = f;
+    } else if (v.dtype == DataType::F64()) {
+      std::memcpy(&value, v.bytes.data(), 8);
+    } else {
+      value = static_cast<double>(ConstantInts(v)[0]);
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "pad", {x},
+              {{"pad_before", ir::MakeIntList(before)},
+               {"pad_after", ir::MakeIntList(after)},
+               {"mode", mode == "wrap" ? std::string("wrap") : mode},
+               {"pad_value", value}});
+}
+
 // Size: the element count, a symbolic scalar.
 Status Size(NodeContext& n) {
   STRATA_ASSIGN_OR_RETURN(const OnnxValue* x, n.Required(0));
@@ -444,6 +496,7 @@ void AddTensorConverters(ConverterTable& table) {
       {"ReduceLogSum", {Reduce("sum", "", "log"), {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"ReduceLogSumExp", {ReduceLogSumExp, {"axes", "keepdims", "noop_with_empty_axes"}}},
       {"Size", {Size, {}}},
+      {"Pad", {Pad, {"mode"}}},
       {"Reshape", {Reshape, {"allowzero"}}},
       {"Transpose", {Transpose, {"perm"}}},
       {"Flatten", {Flatten, {"axis"}}},
