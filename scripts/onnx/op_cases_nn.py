@@ -250,3 +250,35 @@ def _(rng):
 def _(rng):
     return Case(None, None, IMG_X, [("y", F32, ("n", 3, "h", "w"))],
                 [node("Softmax", ["x"], ["y"], name="softmax", axis=1)], NHW_RUNS)
+
+
+# --------------------------------------------------------------------------
+# InstanceNormalization, GroupNormalization
+# --------------------------------------------------------------------------
+
+SUPPORTED_OPS.update("InstanceNormalization GroupNormalization".split())
+
+
+@case("instance_norm_4d", "InstanceNormalization epsilon=1e-3 with scale/bias (4,): x (n,4,h,w) -> (n,4,h,w)",
+      opset=13)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 4, "h", "w"))], [("y", F32, ("n", 4, "h", "w"))],
+                [node("InstanceNormalization", ["x", "s", "b"], ["y"], name="instance_norm", epsilon=1e-3)],
+                NHW_RUNS, inits={"s": w_normal(rng, (4,)) + 1, "b": w_normal(rng, (4,))})
+
+
+@case("instance_norm_3d", "InstanceNormalization over a sequence: x (n,4,t) -> (n,4,t)", opset=13)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 4, "t"))], [("y", F32, ("n", 4, "t"))],
+                [node("InstanceNormalization", ["x", "s", "b"], ["y"], name="instance_norm")],
+                [{"n": 1, "t": 5}, {"n": 2, "t": 9}, {"n": 3, "t": 2}],
+                inits={"s": w_normal(rng, (4,)) + 1, "b": w_normal(rng, (4,))})
+
+
+@case("group_norm_opset21", "GroupNormalization num_groups=2, scale/bias per channel (6,) (opset 21): "
+      "x (n,6,h,w) -> (n,6,h,w)", opset=21)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 6, "h", "w"))], [("y", F32, ("n", 6, "h", "w"))],
+                [node("GroupNormalization", ["x", "s", "b"], ["y"], name="group_norm", num_groups=2)],
+                NHW_RUNS, inits={"s": w_normal(rng, (6,)) + 1, "b": w_normal(rng, (6,))})
+

@@ -270,6 +270,66 @@ Status LayerNorm(NodeContext& n) {
               {{"axis", n.IntAttr("axis", -1)}, {"epsilon", static_cast<double>(n.FloatAttr("epsilon", 1e-5f))}});
 }
 
+// InstanceNormalization and GroupNormalization as reductions over groups:
+// x (N, C, *spatial) -> (N, G, C/G * prod(spatial)), normalized by the mean and
+// (biased) variance of each group, reshaped back, then scaled and shifted per
+// channel. Spatial dims may be symbolic. GroupNormalization before opset 21
+// (scale and bias per group, deprecated by ONNX) is refused by name.
+Converter GroupNorm(bool instance) {
+  return [instance](NodeContext& n) -> Status {
+    if (!instance && n.opset() < 21) {
+      return n.Unsupported(
+          "GroupNormalization before opset 21 (scale and bias per group, deprecated by ONNX) is "
+          "not supported; export at opset 21");
+    }
+    if (!instance && n.IntAttr("stash_type", 1) != 1) {
+      return n.Unsupported("stash_type=" + std::to_string(n.IntAttr("stash_type", 1)) + " is not supported (only 1)");
+    }
+    STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+    const StructInfo sinfo = in->sinfo();
+    const auto* t = sinfo.as<TensorStructInfoNode>();
+    if (t == nullptr || !t->shape || t->shape->size() < 3) {
+      return n.Error("the input must have a known shape (N, C, spatial...) of rank >= 3");
+    }
+    const std::vector<PrimExpr>& shape = *t->shape;
+    const std::optional<int64_t> channels = arith::AsConstant(shape[1]);
+    if (!channels) return n.Error("the channel dimension must be known at compile time");
+    const int64_t groups = instance ? *channels : n.IntAttr("num_groups", 0);
+    if (groups <= 0 || *channels % groups != 0) {
+      return n.Error("num_groups " + std::to_string(groups) + " must divide the " + std::to_string(*channels) +
+                     " channels");
+    }
+    PrimExpr rest = *channels / groups;
+    for (size_t d = 2; d < shape.size(); ++d) rest = rest * shape[d];
+    rest = arith::Simplify(rest);
+    const std::string name = n.node().output(0);
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    STRATA_ASSIGN_OR_RETURN(Expr scale, n.InputExpr(1));
+    STRATA_ASSIGN_OR_RETURN(Expr bias, n.InputExpr(2));
+    STRATA_ASSIGN_OR_RETURN(Expr eps, ScalarLike(n, 0, n.FloatAttr("epsilon", 1e-5f)));
+    auto call = [&](const std::string& op, std::vector<Expr> args, ir::Attrs attrs, const std::string& suffix) {
+      return n.ctx().Call(op, std::move(args), std::move(attrs), name + suffix);
+    };
+    const ir::Attrs over_group = {{"axes", std::vector<int64_t>{2}}, {"keepdims", true}};
+    STRATA_ASSIGN_OR_RETURN(Expr grouped, call("reshape", {x, ShapeArg({shape[0], groups, rest})}, {}, "_grouped"));
+    STRATA_ASSIGN_OR_RETURN(Expr mean, call("mean", {grouped}, over_group, "_mean"));
+    STRATA_ASSIGN_OR_RETURN(Expr centered, call("subtract", {grouped, mean}, {}, "_centered"));
+    STRATA_ASSIGN_OR_RETURN(Expr squared, call("multiply", {centered, centered}, {}, "_squared"));
+    STRATA_ASSIGN_OR_RETURN(Expr var, call("mean", {squared}, over_group, "_var"));
+    STRATA_ASSIGN_OR_RETURN(Expr var_eps, call("add", {var, eps}, {}, "_var_eps"));
+    STRATA_ASSIGN_OR_RETURN(Expr inv_std, call("rsqrt", {var_eps}, {}, "_inv_std"));
+    STRATA_ASSIGN_OR_RETURN(Expr normed, call("multiply", {centered, inv_std}, {}, "_normed"));
+    // Per-channel affine parameters broadcast as (C, 1, ...).
+    std::vector<PrimExpr> affine_shape = {PrimExpr(*channels)};
+    for (size_t d = 2; d < shape.size(); ++d) affine_shape.push_back(1);
+    STRATA_ASSIGN_OR_RETURN(Expr scale_b, call("reshape", {scale, ShapeArg(affine_shape)}, {}, "_scale"));
+    STRATA_ASSIGN_OR_RETURN(Expr bias_b, call("reshape", {bias, ShapeArg(affine_shape)}, {}, "_bias"));
+    STRATA_ASSIGN_OR_RETURN(Expr back, call("reshape", {normed, ShapeArg(shape)}, {}, "_normalized"));
+    STRATA_ASSIGN_OR_RETURN(Expr scaled, call("multiply", {back, scale_b}, {}, "_scaled"));
+    return Emit(n, "add", {scaled, bias_b});
+  };
+}
+
 Converter SoftmaxLike(const std::string& op) {
   return [op](NodeContext& n) -> Status {
     STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
@@ -293,6 +353,8 @@ void AddNeuralNetworkConverters(ConverterTable& table) {
       {"GlobalAveragePool", {Unary("global_avg_pool2d"), {}}},
       {"BatchNormalization", {BatchNorm, {"epsilon", "momentum", "training_mode"}}},
       {"LayerNormalization", {LayerNorm, {"axis", "epsilon", "stash_type"}}},
+      {"InstanceNormalization", {GroupNorm(true), {"epsilon"}}},
+      {"GroupNormalization", {GroupNorm(false), {"epsilon", "num_groups", "stash_type"}}},
       {"Softmax", {SoftmaxLike("softmax"), {"axis"}}},
       {"LogSoftmax", {SoftmaxLike("log_softmax"), {"axis"}}},
   });
