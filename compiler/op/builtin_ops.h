@@ -14,6 +14,7 @@ std::vector<OpDef> NeuralNetworkOps();  // nn.cc: conv2d, pools, softmax, norms,
 std::vector<OpDef> ReductionOps();      // reduction.cc: sum, mean, max, min, prod
 std::vector<OpDef> ManipulationOps();   // manipulation.cc: reshape, transpose, concat, split, ..., zeros/ones/full
 std::vector<OpDef> ShapeValueOps();     // shape_values.cc: shape_to_tensor
+std::vector<OpDef> ConvTransposeOps();  // conv_transpose.cc: conv2d_transpose
 std::vector<OpDef> PadOps();            // pad.cc: pad (constant, edge, reflect, wrap; symbolic widths)
 std::vector<OpDef> IndexingOps();       // indexing.cc: gather_elements, gather_nd, cumsum, argmax, argmin
 

@@ -282,3 +282,37 @@ def _(rng):
                 [node("GroupNormalization", ["x", "s", "b"], ["y"], name="group_norm", num_groups=2)],
                 NHW_RUNS, inits={"s": w_normal(rng, (6,)) + 1, "b": w_normal(rng, (6,))})
 
+
+
+# --------------------------------------------------------------------------
+# ConvTranspose
+# --------------------------------------------------------------------------
+
+SUPPORTED_OPS.update(["ConvTranspose"])
+
+
+@case("conv_transpose_upsample", "ConvTranspose W (3,4,3,3) + bias, strides [2,2], pads [1,1,1,1], "
+      "output_padding [1,1] (a 2x upsampler): x (n,3,h,w) -> (n,4,2h,2w)")
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 4, None, None))],
+                [node("ConvTranspose", ["x", "W", "B"], ["y"], name="deconv", kernel_shape=[3, 3], strides=[2, 2],
+                      pads=[1, 1, 1, 1], output_padding=[1, 1])],
+                NHW_RUNS, inits={"W": w_normal(rng, (3, 4, 3, 3)), "B": w_normal(rng, (4,))})
+
+
+@case("conv_transpose_grouped_dilated", "ConvTranspose group=2 W (4,1,2,3), dilations [2,1], strides [1,3], "
+      "pads [0,1,1,0], no bias: x (n,4,h,w) -> (n,2,?,?)")
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 4, "h", "w"))], [("y", F32, ("n", 2, None, None))],
+                [node("ConvTranspose", ["x", "W"], ["y"], name="deconv", group=2, dilations=[2, 1], strides=[1, 3],
+                      pads=[0, 1, 1, 0])],
+                NHW_RUNS, inits={"W": w_normal(rng, (4, 1, 2, 3))})
+
+
+@case("conv_transpose_1d", "ConvTranspose 1-D W (4,3,4) + bias, strides [2], pads [1,1]: x (n,4,t) -> (n,3,2t)",
+      opset=18)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 4, "t"))], [("y", F32, ("n", 3, None))],
+                [node("ConvTranspose", ["x", "W", "B"], ["y"], name="deconv1d", strides=[2], pads=[1, 1])],
+                [{"n": 1, "t": 9}, {"n": 2, "t": 16}, {"n": 3, "t": 11}],
+                inits={"W": w_normal(rng, (4, 3, 4)), "B": w_normal(rng, (3,))})

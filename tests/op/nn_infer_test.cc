@@ -245,5 +245,21 @@ TEST(NeuralNetworkRuntime, KernelsCheckWhatTheStructInfoCouldNotProve) {
             "ok");
 }
 
+TEST(NnInfer, ConvTransposeOutputIsAnExpressionOfTheInput) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 3, h, w), f32], k: Tensor[(3, 4, 3, 3), f32]",
+                  "conv2d_transpose(x, k, strides=[2, 2], padding=[1, 1, 1, 1], output_padding=[1, 1])"),
+            "Tensor[(n, 4, h * 2, w * 2), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4, h, w), f32], k: Tensor[(4, 1, 2, 3), f32]",
+                  "conv2d_transpose(x, k, strides=[1, 3], dilation=[2, 1], padding=[0, 1, 1, 0], groups=2)"),
+            "Tensor[(n, 2, h + 1, w * 3 - 1), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3, h, w), f32], k: Tensor[(4, 4, 3, 3), f32]", "conv2d_transpose(x, k)"),
+            "error: function 'main', binding 'y': conv2d_transpose: x: Tensor[(n, 3, h, w), f32] has 3 channels, but "
+            "weight: Tensor[(4, 4, 3, 3), f32] expects 4");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3, h, w), f32], k: Tensor[(3, 4, 3, 3), f32]",
+                  "conv2d_transpose(x, k, strides=[2, 2], output_padding=[2, 0])"),
+            "error: function 'main', binding 'y': conv2d_transpose: output_padding [2, 0] must be smaller than the "
+            "stride or the dilation");
+}
+
 }  // namespace
 }  // namespace strata::op::testing

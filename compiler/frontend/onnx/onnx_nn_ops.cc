@@ -224,6 +224,59 @@ Status Conv(NodeContext& n) {
   return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
 }
 
+// ConvTranspose, 2-D, and 1-D through a unit height as for Conv.
+Status ConvTranspose(NodeContext& n) {
+  STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
+  if (n.HasAttr("output_shape")) {
+    return n.Unsupported("output_shape is not supported; export with pads and output_padding instead");
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
+  const auto* in = n.input(0)->sinfo().as<TensorStructInfoNode>();
+  const int ndim = in ? in->ndim : -1;
+  if (ndim != 3 && ndim != 4) {
+    return n.Error("only 1-D and 2-D transposed convolutions are supported, got rank " + std::to_string(ndim));
+  }
+  const size_t spatial = static_cast<size_t>(ndim - 2);
+  auto per_dim = [&](const std::string& name, int64_t fallback) -> StatusOr<std::vector<int64_t>> {
+    std::vector<int64_t> v = n.IntsAttr(name);
+    if (v.empty()) v.assign(spatial, fallback);
+    if (v.size() != spatial) {
+      return n.Error(name + " must have " + std::to_string(spatial) + " values, got " + std::to_string(v.size()));
+    }
+    if (spatial == 1) v.insert(v.begin(), fallback);
+    return v;
+  };
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> strides, per_dim("strides", 1));
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, per_dim("dilations", 1));
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding, per_dim("output_padding", 0));
+  std::vector<int64_t> pads = n.IntsAttr("pads");
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (pads.size() != 2 * spatial) return n.Error("pads must have " + std::to_string(2 * spatial) + " values");
+  if (spatial == 1) pads = {0, pads[0], 0, pads[1]};
+  const ir::Attrs attrs = {{"strides", strides},
+                           {"dilation", dilation},
+                           {"output_padding", output_padding},
+                           {"padding", pads},
+                           {"groups", n.IntAttr("group", 1)}};
+  const std::string name = n.node().output(0);
+  if (spatial == 1) {
+    const ir::Attrs unit_height = {{"axis", std::vector<int64_t>{2}}};
+    STRATA_ASSIGN_OR_RETURN(x, n.ctx().Call("expand_dims", {x}, unit_height, name + "_x2d"));
+    STRATA_ASSIGN_OR_RETURN(w, n.ctx().Call("expand_dims", {w}, unit_height, name + "_w2d"));
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d_transpose", {x, w}, attrs, name + "_deconv"));
+  if (spatial == 1) {
+    STRATA_ASSIGN_OR_RETURN(y, n.ctx().Call("squeeze", {y}, {{"axis", std::vector<int64_t>{2}}}, name + "_1d"));
+  }
+  if (n.input(2) == nullptr) {
+    n.outputs = {FromExpr(y)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(2));
+  return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
+}
+
 Converter Pool(const std::string& op) {
   return [op](NodeContext& n) -> Status {
     STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
@@ -344,6 +397,9 @@ void AddNeuralNetworkConverters(ConverterTable& table) {
       {"MatMul", {MatMul, {}}},
       {"Einsum", {Einsum, {"equation"}}},
       {"Gemm", {Gemm, {"alpha", "beta", "transA", "transB"}}},
+      {"ConvTranspose",
+       {ConvTranspose,
+        {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}}},
       {"Conv", {Conv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}}},
       {"MaxPool",
        {Pool("max_pool2d"),
