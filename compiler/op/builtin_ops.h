@@ -15,8 +15,10 @@ std::vector<OpDef> ReductionOps();      // reduction.cc: sum, mean, max, min, pr
 std::vector<OpDef> ManipulationOps();   // manipulation.cc: reshape, transpose, concat, split, ..., zeros/ones/full
 std::vector<OpDef> ShapeValueOps();     // shape_values.cc: shape_to_tensor
 std::vector<OpDef> ConvTransposeOps();  // conv_transpose.cc: conv2d_transpose
-std::vector<OpDef> PadOps();            // pad.cc: pad (constant, edge, reflect, wrap; symbolic widths)
-std::vector<OpDef> IndexingOps();       // indexing.cc: gather_elements, gather_nd, cumsum, argmax, argmin
+std::vector<OpDef> PadOps();
+std::vector<OpDef> ResizeOps();    // resize.cc: resize2d (nearest, bilinear)            // pad.cc: pad (constant, edge,
+                                   // reflect, wrap; symbolic widths)
+std::vector<OpDef> IndexingOps();  // indexing.cc: gather_elements, gather_nd, cumsum, argmax, argmin
 
 // All of the above.
 std::vector<OpDef> BuiltinOps();

@@ -316,3 +316,39 @@ def _(rng):
                 [node("ConvTranspose", ["x", "W", "B"], ["y"], name="deconv1d", strides=[2], pads=[1, 1])],
                 [{"n": 1, "t": 9}, {"n": 2, "t": 16}, {"n": 3, "t": 11}],
                 inits={"W": w_normal(rng, (4, 3, 4)), "B": w_normal(rng, (3,))})
+
+
+# --------------------------------------------------------------------------
+# Resize (the forms F.interpolate exports)
+# --------------------------------------------------------------------------
+
+SUPPORTED_OPS.update(["Resize"])
+
+for _name, _attrs, _scales in [
+    ("resize_nearest_scale2", {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                               "nearest_mode": "floor"}, [1, 1, 2, 2]),
+    ("resize_linear_half_pixel", {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+     [1, 1, 2, 1.5]),
+    ("resize_linear_align_corners", {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+     [1, 1, 2, 2]),
+    ("resize_nearest_half_pixel_downsample", {"mode": "nearest", "coordinate_transformation_mode": "half_pixel",
+                                              "nearest_mode": "round_prefer_ceil"}, [1, 1, 0.5, 0.5]),
+]:
+    def _make(rng, attrs=_attrs, scales=_scales):
+        return Case(None, None, IMG_X, [("y", F32, ("n", 3, None, None))],
+                    [node("Resize", ["x", "", "scales"], ["y"], name="resize", **attrs)], IMG_RUNS,
+                    inits={"scales": f32(scales)})
+
+    _text = " ".join(f"{k}={v}" for k, v in _attrs.items())
+    case(_name, f"Resize {_text} scales={_scales}: x (n,3,h,w)", opset=13)(_make)
+
+
+@case("resize_sizes_from_shape", "Resize linear half_pixel to sizes [n, 3, 2h, w + 3] computed from Shape "
+      "(opset 18): x (n,3,h,w) -> (n,3,2h,w+3)", opset=18)
+def _(rng):
+    return Case(None, None, IMG_X, [("y", F32, ("n", 3, None, None))], [
+        node("Shape", ["x"], ["shape"], name="shape"),
+        node("Mul", ["shape", "factor"], ["scaled"], name="mul"),
+        node("Add", ["scaled", "extra"], ["sizes"], name="add"),
+        node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="linear"),
+    ], IMG_RUNS, inits={"factor": i64([1, 1, 2, 1]), "extra": i64([0, 0, 0, 3])})

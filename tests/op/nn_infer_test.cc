@@ -261,5 +261,15 @@ TEST(NnInfer, ConvTransposeOutputIsAnExpressionOfTheInput) {
             "stride or the dilation");
 }
 
+TEST(NnInfer, Resize2dTakesASymbolicSize) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 3, h, w), f32]", "resize2d(x, shape(h * 2, w // 2), method=\"linear\")"),
+            "Tensor[(n, 3, h * 2, w // 2), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3, h, w), f32]", "resize2d(x, shape(h, w), method=\"cubic\")"),
+            "error: function 'main', binding 'y': resize2d: attribute 'method' must be one of \"nearest\", "
+            "\"linear\", got \"cubic\"");
+  EXPECT_EQ(Infer("x: Tensor[(n, 3, h), f32]", "resize2d(x, shape(h, 2))"),
+            "error: function 'main', binding 'y': resize2d: x: Tensor[(n, 3, h), f32] must have rank 4 (N, C, H, W)");
+}
+
 }  // namespace
 }  // namespace strata::op::testing

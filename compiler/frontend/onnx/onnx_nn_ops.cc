@@ -1,6 +1,9 @@
 // ONNX neural-network operators: MatMul and Gemm, convolution, pooling,
 // normalization and softmax.
+#include <array>
 #include <cctype>
+#include <cmath>
+#include <cstring>
 #include <map>
 
 #include "compiler/frontend/onnx/onnx_converter_util.h"
@@ -277,6 +280,82 @@ Status ConvTranspose(NodeContext& n) {
   return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
 }
 
+// floor(dim * scale) as an exact expression when the scale is a ratio p / q
+// with a small denominator (2, 0.5, 1.5, ...): (dim * p) // q.
+std::optional<PrimExpr> ScaledDim(const PrimExpr& dim, double scale) {
+  for (int64_t q = 1; q <= 64; ++q) {
+    const double p = scale * static_cast<double>(q);
+    if (p > 0 && std::abs(p - std::round(p)) < 1e-6 * q) {
+      return arith::Simplify(tir::FloorDiv(dim * static_cast<int64_t>(std::llround(p)), q));
+    }
+  }
+  return std::nullopt;
+}
+
+// Resize of the two spatial dims of an NCHW tensor, by scales (constants) or
+// sizes (which may be computed from shapes).
+Status Resize(NodeContext& n) {
+  const std::string mode = n.StringAttr("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") return n.Unsupported("mode '" + mode + "' is not supported");
+  const std::string coords = n.StringAttr("coordinate_transformation_mode", "half_pixel");
+  if (coords != "half_pixel" && coords != "pytorch_half_pixel" && coords != "align_corners" && coords != "asymmetric") {
+    return n.Unsupported("coordinate_transformation_mode '" + coords + "' is not supported");
+  }
+  const std::string nearest = n.StringAttr("nearest_mode", "round_prefer_floor");
+  if (n.IntAttr("antialias", 0) != 0) return n.Unsupported("antialias=1 is not supported");
+  if (n.IntAttr("exclude_outside", 0) != 0) return n.Unsupported("exclude_outside=1 is not supported");
+  if (n.StringAttr("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    return n.Unsupported("keep_aspect_ratio_policy other than 'stretch' is not supported");
+  }
+  if (n.HasAttr("axes")) {
+    std::vector<int64_t> axes = n.IntsAttr("axes");
+    if (axes != std::vector<int64_t>{2, 3} && axes != std::vector<int64_t>{-2, -1}) {
+      return n.Unsupported("axes other than the two spatial dims [2, 3] are not supported");
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(const OnnxValue* in, n.Required(0));
+  const StructInfo sinfo = in->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape || t->shape->size() != 4) return n.Error("only 4-D (N, C, H, W) inputs are supported");
+  const std::vector<PrimExpr>& shape = *t->shape;
+  std::array<PrimExpr, 2> size;
+  double scale_h = 0, scale_w = 0;
+  const OnnxValue* scales = n.input(2);
+  const bool has_scales = scales != nullptr && scales->constant && !scales->constant->bytes.empty();
+  if (n.input(3) != nullptr) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes, SymbolicIntsInput(n, 3, "sizes"));
+    if (sizes.size() != 2 && sizes.size() != 4) return n.Error("sizes (input 3) must have 2 or 4 values");
+    if (sizes.size() == 4 && (!arith::ProveEqual(sizes[0], shape[0]) || !arith::ProveEqual(sizes[1], shape[1]))) {
+      return n.Unsupported("resizing the batch or channel dims is not supported");
+    }
+    size = {sizes[sizes.size() - 2], sizes.back()};
+  } else if (has_scales) {
+    const graph::HostTensor& v = *scales->constant;
+    if (v.dtype != DataType::F32() || (v.bytes.size() != 16 && v.bytes.size() != 8)) {
+      return n.Error("scales (input 2) must be 2 or 4 f32 values");
+    }
+    std::vector<float> values(v.bytes.size() / 4);
+    std::memcpy(values.data(), v.bytes.data(), v.bytes.size());
+    if (values.size() == 4 && (values[0] != 1.0f || values[1] != 1.0f)) {
+      return n.Unsupported("scaling the batch or channel dims is not supported");
+    }
+    scale_h = values[values.size() - 2];
+    scale_w = values.back();
+    std::optional<PrimExpr> h = ScaledDim(shape[2], scale_h), w = ScaledDim(shape[3], scale_w);
+    if (!h || !w) return n.Unsupported("scales that are not a ratio of small integers are not supported");
+    size = {*h, *w};
+  } else {
+    return n.Error("needs scales (input 2) as a constant or sizes (input 3)");
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  return Emit(n, "resize2d", {x, ShapeArg({size[0], size[1]})},
+              {{"method", mode},
+               {"coordinate_transformation_mode", coords},
+               {"nearest_mode", nearest},
+               {"scale_h", scale_h},
+               {"scale_w", scale_w}});
+}
+
 Converter Pool(const std::string& op) {
   return [op](NodeContext& n) -> Status {
     STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
@@ -397,6 +476,10 @@ void AddNeuralNetworkConverters(ConverterTable& table) {
       {"MatMul", {MatMul, {}}},
       {"Einsum", {Einsum, {"equation"}}},
       {"Gemm", {Gemm, {"alpha", "beta", "transA", "transB"}}},
+      {"Resize",
+       {Resize,
+        {"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+         "extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"}}},
       {"ConvTranspose",
        {ConvTranspose,
         {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}}},
