@@ -1,11 +1,12 @@
 // Data-dependent indexing, scans and arg reductions: gather_elements,
-// gather_nd, cumsum, argmax, argmin.
+// gather_nd, scatter_elements, scatter_nd, cumsum, argmax, argmin.
 //
 // The gathers check every index before reading anything (a loop of asserts of
 // its own, as take does), then gather without branches: an index in
 // [-extent, extent) wraps once, as ONNX and numpy define negative indices.
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
+#include "compiler/ir/printer.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
@@ -213,6 +214,163 @@ StatusOr<tir::Stmt> CumsumKernel(const OpCall& call, KernelBuilder& b) {
   return stmt;
 }
 
+// ---- scatter_elements, scatter_nd ---------------------------------------------------
+
+// Run-time checks that `updates` has the shape the scatter reads it with,
+// where inference could not prove it (symbolic dims).
+void CheckUpdatesShape(const tir::Buffer& updates, const std::vector<PrimExpr>& expected,
+                       std::vector<tir::Stmt>* stmts) {
+  for (size_t d = 0; d < expected.size(); ++d) {
+    if (arith::ProveEqual(updates->shape[d], expected[d])) continue;
+    stmts->push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kEQ, updates->shape[d], expected[d]),
+                                               "argument 'updates' dimension " + std::to_string(d) + " (" +
+                                                   DimText(updates->shape[d]) + ") must equal " +
+                                                   DimText(expected[d])));
+  }
+}
+
+// How a scattered update combines with the value already there.
+PrimExpr Combine(const std::string& reduction, const PrimExpr& old, const PrimExpr& update) {
+  if (reduction == "add") return old + update;
+  if (reduction == "mul") return old * update;
+  if (reduction == "max") return tir::Max(old, update);
+  if (reduction == "min") return tir::Min(old, update);
+  return update;
+}
+
+Status CheckReduction(const OpCall& call) {
+  const std::string& r = call.StringAttr("reduction");
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min") {
+    return ErrorStatus() << call.name() << ": reduction must be \"none\", \"add\", \"mul\", \"max\" or \"min\", got \""
+                         << r << "\"";
+  }
+  return Status::Ok();
+}
+
+StatusOr<StructInfo> InferScatterElements(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* indices, IndexTensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* updates, TensorArg(call, 2));
+  STRATA_RETURN_IF_ERROR(SameDtype(call, 0, 2, x->dtype, updates->dtype).status());
+  STRATA_RETURN_IF_ERROR(CheckReduction(call));
+  if (x->ndim >= 0 && indices->ndim >= 0 && x->ndim != indices->ndim) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 1) << " must have the rank of " << ArgText(call, 0);
+  }
+  if (indices->shape && updates->shape) {
+    for (size_t d = 0; d < indices->shape->size() && d < updates->shape->size(); ++d) {
+      if (std::optional<int64_t> diff = arith::AsConstant((*indices->shape)[d] - (*updates->shape)[d]);
+          (diff && *diff != 0) || indices->shape->size() != updates->shape->size()) {
+        return ErrorStatus() << call.name() << ": " << ArgText(call, 2) << " must have the shape of "
+                             << ArgText(call, 1);
+      }
+    }
+  }
+  if (x->ndim >= 0) STRATA_RETURN_IF_ERROR(NormalizeAxis(call, "axis", call.IntAttr("axis"), x->ndim).status());
+  return call.arg_sinfo(0);
+}
+
+// Out = x, then each update written (or combined) at its position, serially so
+// that repeated indices combine in order.
+StatusOr<tir::Stmt> ScatterElementsKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer indices, b.Input(call.arg(1), "I", call.arg_name(1)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer updates, b.Input(call.arg(2), "U", call.arg_name(2)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), rank));
+  const std::string& reduction = call.StringAttr("reduction");
+  const PrimExpr extent = in->shape[axis];
+  std::vector<tir::Stmt> stmts;
+  CheckUpdatesShape(updates, indices->shape, &stmts);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis || arith::CanProve(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]))) continue;
+    stmts.push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]),
+                                              "argument 'indices' dimension " + std::to_string(d) + " (" +
+                                                  DimText(indices->shape[d]) + ") must not exceed dimension " +
+                                                  std::to_string(d) + " of x (" + DimText(in->shape[d]) + ")"));
+  }
+  stmts.push_back(SerialNest(b, indices->shape, [&](const std::vector<PrimExpr>& at) {
+    return tir::AssertStmtNode::make(InRange(AsI64(Load(indices, at)), extent),
+                                     "argument 'indices' holds an index out of range for axis " + std::to_string(axis) +
+                                         " of x (extent " + DimText(extent) + ")");
+  }));
+  stmts.push_back(b.Elementwise(
+      out->shape, [&](const std::vector<PrimExpr>& index) { return Store(out, index, Load(in, index)); }));
+  stmts.push_back(SerialNest(b, indices->shape, [&](const std::vector<PrimExpr>& at) {
+    std::vector<PrimExpr> target = at;
+    target[axis] = Wrap(AsI64(Load(indices, at)), extent);
+    return Store(out, target, Combine(reduction, Load(out, target), Load(updates, at)));
+  }));
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+StatusOr<StructInfo> InferScatterNd(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* indices, IndexTensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* updates, TensorArg(call, 2));
+  STRATA_RETURN_IF_ERROR(SameDtype(call, 0, 2, x->dtype, updates->dtype).status());
+  STRATA_RETURN_IF_ERROR(CheckReduction(call));
+  if (indices->shape && x->shape && updates->shape) {
+    STRATA_ASSIGN_OR_RETURN(int64_t k, TupleLength(call, indices, x->ndim));
+    // updates: indices.shape[:-1] + x.shape[k:]
+    std::vector<PrimExpr> expected(indices->shape->begin(), indices->shape->end() - 1);
+    expected.insert(expected.end(), x->shape->begin() + k, x->shape->end());
+    bool matches = expected.size() == updates->shape->size();
+    for (size_t d = 0; matches && d < expected.size(); ++d) {
+      const std::optional<int64_t> diff = arith::AsConstant(expected[d] - (*updates->shape)[d]);
+      matches = !diff || *diff == 0;
+    }
+    if (!matches) {
+      return ErrorStatus() << call.name() << ": " << ArgText(call, 2) << " must have shape " << ir::PrintShape(expected)
+                           << " (indices' leading dims, then x's from dim " << k << ")";
+    }
+  }
+  return call.arg_sinfo(0);
+}
+
+StatusOr<tir::Stmt> ScatterNdKernel(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer indices, b.Input(call.arg(1), "I", call.arg_name(1)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer updates, b.Input(call.arg(2), "U", call.arg_name(2)));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const std::string& reduction = call.StringAttr("reduction");
+  const size_t k = static_cast<size_t>(*arith::AsConstant(indices->shape.back()));
+  const std::vector<PrimExpr> tuples(indices->shape.begin(), indices->shape.end() - 1);
+  const std::vector<PrimExpr> slice(in->shape.begin() + k, in->shape.end());
+  std::vector<tir::Stmt> stmts;
+  std::vector<PrimExpr> expected_updates = tuples;
+  expected_updates.insert(expected_updates.end(), slice.begin(), slice.end());
+  CheckUpdatesShape(updates, expected_updates, &stmts);
+  stmts.push_back(SerialNest(b, tuples, [&](const std::vector<PrimExpr>& at) {
+    std::vector<tir::Stmt> checks;
+    for (size_t j = 0; j < k; ++j) {
+      std::vector<PrimExpr> element = at;
+      element.push_back(static_cast<int64_t>(j));
+      checks.push_back(tir::AssertStmtNode::make(InRange(AsI64(Load(indices, element)), in->shape[j]),
+                                                 "argument 'indices' holds an index out of range for dimension " +
+                                                     std::to_string(j) + " of x (extent " + DimText(in->shape[j]) +
+                                                     ")"));
+    }
+    return tir::SeqStmtNode::make(std::move(checks));
+  }));
+  stmts.push_back(b.Elementwise(
+      out->shape, [&](const std::vector<PrimExpr>& index) { return Store(out, index, Load(in, index)); }));
+  std::vector<PrimExpr> all = tuples;
+  all.insert(all.end(), slice.begin(), slice.end());
+  stmts.push_back(SerialNest(b, all, [&](const std::vector<PrimExpr>& at) {
+    const std::vector<PrimExpr> tuple(at.begin(), at.begin() + static_cast<int64_t>(tuples.size()));
+    std::vector<PrimExpr> target;
+    for (size_t j = 0; j < k; ++j) {
+      std::vector<PrimExpr> element = tuple;
+      element.push_back(static_cast<int64_t>(j));
+      target.push_back(Wrap(AsI64(Load(indices, element)), in->shape[j]));
+    }
+    target.insert(target.end(), at.begin() + static_cast<int64_t>(tuples.size()), at.end());
+    return Store(out, target, Combine(reduction, Load(out, target), Load(updates, at)));
+  }));
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
 // ---- argmax, argmin -------------------------------------------------------------------
 
 StatusOr<StructInfo> InferArgReduce(const OpCall& call) {
@@ -318,6 +476,19 @@ std::vector<OpDef> IndexingOps() {
              AttrDef{"reverse", AttrKind::kBool, ir::AttrValue(false)}},
             InferCumsum,
             CumsumKernel},
+      OpDef{"scatter_elements",
+            {"x", "indices", "updates"},
+            0,
+            {AttrDef{"axis", AttrKind::kInt, ir::AttrValue(int64_t{0})},
+             AttrDef{"reduction", AttrKind::kString, ir::AttrValue(std::string("none"))}},
+            InferScatterElements,
+            ScatterElementsKernel},
+      OpDef{"scatter_nd",
+            {"x", "indices", "updates"},
+            0,
+            {AttrDef{"reduction", AttrKind::kString, ir::AttrValue(std::string("none"))}},
+            InferScatterNd,
+            ScatterNdKernel},
       ArgReduce("argmax", true),
       ArgReduce("argmin", false),
   };

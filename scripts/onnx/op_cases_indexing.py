@@ -80,3 +80,46 @@ def _(rng):
     return Case(None, None, [("x", F32, ("n", "h", 4))], [("y", F32, ("n", 4))],
                 [node("ReduceProd", ["x", "axes"], ["y"], name="reduceprod", keepdims=0)], NH_RUNS,
                 inits={"axes": i64([1])})
+
+
+SUPPORTED_OPS.update("ScatterElements ScatterND".split())
+
+
+def distinct_rows(rows):
+    """Indices (k,1) of k distinct rows in [0, rows) (ScatterND without reduction needs no repeats)."""
+    return lambda rng, shape: rng.permutation(rows)[:shape[0]].reshape(shape).astype(np.int64)
+
+
+@case("scatter_elements_axis1", "ScatterElements axis=1 (no reduction, distinct targets per row): "
+      "x (n,5), indices (n,2) = two distinct columns, updates (n,2) -> (n,5)", opset=16)
+def _(rng):
+    c = Case(None, None, [("x", F32, ("n", 5)), ("i", I64, ("n", 2)), ("u", F32, ("n", 2))],
+             [("y", F32, ("n", 5))],
+             [node("ScatterElements", ["x", "i", "u"], ["y"], name="scatter_elements", axis=1)], N_RUNS)
+    c.gen = {"i": lambda rng, shape: np.stack([rng.permutation(5)[:2] - 5 * (r % 2) for r in range(shape[0])])
+             .astype(np.int64)}
+    return c
+
+
+@case("scatter_elements_add", "ScatterElements axis=0 reduction=add (repeated targets add up): x (n,3), "
+      "indices (4,3) in [0, 1], updates (4,3) -> (n,3)", gen={"i": small_ints(0, 1, np.int64)}, opset=16)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", 3)), ("i", I64, (4, 3)), ("u", F32, (4, 3))], [("y", F32, ("n", 3))],
+                [node("ScatterElements", ["x", "i", "u"], ["y"], name="scatter_elements", axis=0, reduction="add")],
+                [{"n": 2}, {"n": 4}, {"n": 6}])
+
+
+@case("scatter_nd_rows", "ScatterND of whole rows: x (6,h), indices (k,1) distinct rows, updates (k,h) -> (6,h)",
+      gen={"i": distinct_rows(6)}, opset=16)
+def _(rng):
+    return Case(None, None, [("x", F32, (6, "h")), ("i", I64, ("k", 1)), ("u", F32, ("k", "h"))],
+                [("y", F32, (6, "h"))], [node("ScatterND", ["x", "i", "u"], ["y"], name="scatter_nd")],
+                [{"h": 2, "k": 1}, {"h": 5, "k": 3}, {"h": 3, "k": 6}])
+
+
+@case("scatter_nd_mul_elements", "ScatterND reduction=mul of single elements (tuples of 2, repeats multiply): "
+      "x (3,4), indices (k,2) in [0,2], updates (k) -> (3,4)", gen={"i": small_ints(0, 2, np.int64)}, opset=16)
+def _(rng):
+    return Case(None, None, [("x", F32, (3, 4)), ("i", I64, ("k", 2)), ("u", F32, ("k",))], [("y", F32, (3, 4))],
+                [node("ScatterND", ["x", "i", "u"], ["y"], name="scatter_nd", reduction="mul")],
+                [{"k": 1}, {"k": 4}, {"k": 9}])

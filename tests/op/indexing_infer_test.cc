@@ -82,6 +82,34 @@ TEST(IndexingRuntime, ArgReductionsBreakTiesByIndexAndRefuseAnEmptyAxis) {
             "error: compiled kernel 'argmax' failed: argmax: argument 'x' dimension 1 (h) must not be empty");
 }
 
+TEST(IndexingInfer, ScattersCheckUpdatesAndReduction) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(n, 2), i64], u: Tensor[(n, 2), f32]",
+                  "scatter_elements(x, i, u, axis=1, reduction=\"add\")"),
+            "Tensor[(n, 5), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(6, h), f32], i: Tensor[(k, 1), i64], u: Tensor[(k, h), f32]", "scatter_nd(x, i, u)"),
+            "Tensor[(6, h), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(6, 4), f32], i: Tensor[(k, 1), i64], u: Tensor[(k, 3), f32]", "scatter_nd(x, i, u)"),
+            "error: function 'main', binding 'y': scatter_nd: updates: Tensor[(k, 3), f32] must have shape (k, 4) "
+            "(indices' leading dims, then x's from dim 1)");
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(n, 2), i64], u: Tensor[(n, 2), f32]",
+                  "scatter_elements(x, i, u, reduction=\"mean\")"),
+            "error: function 'main', binding 'y': scatter_elements: reduction must be \"none\", \"add\", \"mul\", "
+            "\"max\" or \"min\", got \"mean\"");
+}
+
+TEST(IndexingRuntime, ScatterRefusesAnOutOfRangeIndexBeforeWriting) {
+  const std::string params = "x: Tensor[(v, 2), f32], i: Tensor[(k, 1), i64], u: Tensor[(k, 2), f32]";
+  EXPECT_EQ(RunOnce(params, "scatter_nd(x, i, u)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=-1", "1x2xf32=7,8"}),
+            "3x2xf32=1,2,3,4,7,8");
+  EXPECT_EQ(RunOnce(params, "scatter_nd(x, i, u)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=3", "1x2xf32=7,8"}),
+            "error: compiled kernel 'scatter_nd' failed: scatter_nd: argument 'indices' holds an index out of range "
+            "for dimension 0 of x (extent v)");
+  // A symbolic updates shape that turns out wrong is caught before any read.
+  EXPECT_EQ(RunOnce("x: Tensor[(v, h), f32], i: Tensor[(k, 1), i64], u: Tensor[(k, m), f32]", "scatter_nd(x, i, u)",
+                    {"3x2xf32=1,2,3,4,5,6", "1x1xi64=0", "1x3xf32=7,8,9"}),
+            "error: compiled kernel 'scatter_nd' failed: scatter_nd: argument 'updates' dimension 1 (m) must equal h");
+}
+
 TEST(IndexingRuntime, CumsumForwardReverseAndExclusive) {
   const std::string params = "x: Tensor[(n, h), f32]";
   EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=1,3,6,4,9,15");

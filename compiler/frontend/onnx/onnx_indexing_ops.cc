@@ -96,6 +96,17 @@ Status Tile(NodeContext& n) {
   return Emit(n, "reshape", {wide, ShapeArg(out)});
 }
 
+Converter Scatter(const std::string& op, bool has_axis) {
+  return [op, has_axis](NodeContext& n) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+    STRATA_ASSIGN_OR_RETURN(Expr indices, n.InputExpr(1));
+    STRATA_ASSIGN_OR_RETURN(Expr updates, n.InputExpr(2));
+    ir::Attrs attrs = {{"reduction", n.StringAttr("reduction", "none")}};
+    if (has_axis) attrs["axis"] = n.IntAttr("axis", 0);
+    return Emit(n, op, {x, indices, updates}, attrs);
+  };
+}
+
 Converter ArgReduce(const std::string& op) {
   return [op](NodeContext& n) -> Status {
     STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
@@ -115,6 +126,8 @@ void AddIndexingConverters(ConverterTable& table) {
       {"CumSum", {CumSum, {"exclusive", "reverse"}}},
       {"Trilu", {Trilu, {"upper"}}},
       {"Tile", {Tile, {}}},
+      {"ScatterElements", {Scatter("scatter_elements", true), {"axis", "reduction"}}},
+      {"ScatterND", {Scatter("scatter_nd", false), {"reduction"}}},
       {"ArgMax", {ArgReduce("argmax"), {"axis", "keepdims", "select_last_index"}}},
       {"ArgMin", {ArgReduce("argmin"), {"axis", "keepdims", "select_last_index"}}},
   });
