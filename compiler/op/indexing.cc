@@ -123,6 +123,23 @@ StatusOr<int64_t> TupleLength(const OpCall& call, const TensorStructInfoNode* in
   return *k;
 }
 
+// Asserts every index tuple (the last dim of `indices`, length k) addresses x.
+tir::Stmt CheckIndexTuples(KernelBuilder& b, const tir::Buffer& in, const tir::Buffer& indices, size_t k) {
+  const std::vector<PrimExpr> tuples(indices->shape.begin(), indices->shape.end() - 1);
+  return SerialNest(b, tuples, [&](const std::vector<PrimExpr>& at) {
+    std::vector<tir::Stmt> checks;
+    for (size_t j = 0; j < k; ++j) {
+      std::vector<PrimExpr> element = at;
+      element.push_back(static_cast<int64_t>(j));
+      checks.push_back(tir::AssertStmtNode::make(InRange(AsI64(Load(indices, element)), in->shape[j]),
+                                                 "argument 'indices' holds an index out of range for dimension " +
+                                                     std::to_string(j) + " of x (extent " + DimText(in->shape[j]) +
+                                                     ")"));
+    }
+    return tir::SeqStmtNode::make(std::move(checks));
+  });
+}
+
 StatusOr<StructInfo> InferGatherNd(const OpCall& call) {
   STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
   STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* indices, IndexTensorArg(call, 1));
@@ -142,18 +159,7 @@ StatusOr<tir::Stmt> GatherNdKernel(const OpCall& call, KernelBuilder& b) {
   const size_t batch_rank = indices->shape.size() - 1;
   const std::vector<PrimExpr> tuples(indices->shape.begin(), indices->shape.end() - 1);
   std::vector<tir::Stmt> stmts;
-  stmts.push_back(SerialNest(b, tuples, [&](const std::vector<PrimExpr>& at) {
-    std::vector<tir::Stmt> checks;
-    for (size_t j = 0; j < k; ++j) {
-      std::vector<PrimExpr> element = at;
-      element.push_back(static_cast<int64_t>(j));
-      checks.push_back(tir::AssertStmtNode::make(InRange(AsI64(Load(indices, element)), in->shape[j]),
-                                                 "argument 'indices' holds an index out of range for dimension " +
-                                                     std::to_string(j) + " of x (extent " + DimText(in->shape[j]) +
-                                                     ")"));
-    }
-    return tir::SeqStmtNode::make(std::move(checks));
-  }));
+  stmts.push_back(CheckIndexTuples(b, in, indices, k));
   stmts.push_back(b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
     std::vector<PrimExpr> in_index;
     for (size_t j = 0; j < k; ++j) {
@@ -341,18 +347,7 @@ StatusOr<tir::Stmt> ScatterNdKernel(const OpCall& call, KernelBuilder& b) {
   std::vector<PrimExpr> expected_updates = tuples;
   expected_updates.insert(expected_updates.end(), slice.begin(), slice.end());
   CheckUpdatesShape(updates, expected_updates, &stmts);
-  stmts.push_back(SerialNest(b, tuples, [&](const std::vector<PrimExpr>& at) {
-    std::vector<tir::Stmt> checks;
-    for (size_t j = 0; j < k; ++j) {
-      std::vector<PrimExpr> element = at;
-      element.push_back(static_cast<int64_t>(j));
-      checks.push_back(tir::AssertStmtNode::make(InRange(AsI64(Load(indices, element)), in->shape[j]),
-                                                 "argument 'indices' holds an index out of range for dimension " +
-                                                     std::to_string(j) + " of x (extent " + DimText(in->shape[j]) +
-                                                     ")"));
-    }
-    return tir::SeqStmtNode::make(std::move(checks));
-  }));
+  stmts.push_back(CheckIndexTuples(b, in, indices, k));
   stmts.push_back(b.Elementwise(
       out->shape, [&](const std::vector<PrimExpr>& index) { return Store(out, index, Load(in, index)); }));
   std::vector<PrimExpr> all = tuples;

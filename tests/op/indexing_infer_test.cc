@@ -9,12 +9,6 @@
 namespace strata::op::testing {
 namespace {
 
-// The one tensor result as inline text, or "error: <message>".
-std::string RunOnce(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
-  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
-  return result.ok() ? vm::FormatInlineTensor(*result->tensor()) : "error: " + result.status().message();
-}
-
 TEST(IndexingInfer, GathersTakeTheIndicesShape) {
   EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(n, k), i64]", "gather_elements(x, i, axis=1)"),
             "Tensor[(n, k), f32]");
@@ -44,22 +38,23 @@ TEST(IndexingInfer, BadCallsNameTheArgument) {
 
 TEST(IndexingRuntime, GathersRejectAnOutOfRangeIndexBeforeReadingAnything) {
   const std::string params = "x: Tensor[(v, 2), f32], i: Tensor[(k, 1), i64]";
-  EXPECT_EQ(RunOnce(params, "gather_nd(x, i)", {"3x2xf32=1,2,3,4,5,6", "2x1xi64=-1,0"}), "2x2xf32=5,6,1,2");
-  EXPECT_EQ(RunOnce(params, "gather_nd(x, i)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=3"}),
+  EXPECT_EQ(RunTensorOnce(params, "gather_nd(x, i)", {"3x2xf32=1,2,3,4,5,6", "2x1xi64=-1,0"}), "2x2xf32=5,6,1,2");
+  EXPECT_EQ(RunTensorOnce(params, "gather_nd(x, i)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=3"}),
             "error: compiled kernel 'gather_nd' failed: gather_nd: argument 'indices' holds an index out of range for "
             "dimension 0 of x (extent v)");
   const std::string same_rank = "x: Tensor[(v, 2), f32], i: Tensor[(k, 2), i64]";
-  EXPECT_EQ(RunOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1x2xi64=2,-3"}),
+  EXPECT_EQ(RunTensorOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1x2xi64=2,-3"}),
             "1x2xf32=5,2");
   EXPECT_EQ(
-      RunOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1x2xi64=0,-4"}),
+      RunTensorOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "1x2xi64=0,-4"}),
       "error: compiled kernel 'gather_elements' failed: gather_elements: argument 'indices' holds an index out of "
       "range for axis 0 of x (extent v); indices must lie in [-v, v)");
   // Along the gathered axis indices may be longer than x; along the others not.
-  EXPECT_EQ(RunOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "4x2xi64=0,1,2,0,1,2,0,1"}),
-            "4x2xf32=1,4,5,2,3,6,1,4");
-  EXPECT_EQ(RunOnce("x: Tensor[(v, 2), f32], i: Tensor[(k, m), i64]", "gather_elements(x, i, axis=0)",
-                    {"3x2xf32=1,2,3,4,5,6", "1x3xi64=0,0,0"}),
+  EXPECT_EQ(
+      RunTensorOnce(same_rank, "gather_elements(x, i, axis=0)", {"3x2xf32=1,2,3,4,5,6", "4x2xi64=0,1,2,0,1,2,0,1"}),
+      "4x2xf32=1,4,5,2,3,6,1,4");
+  EXPECT_EQ(RunTensorOnce("x: Tensor[(v, 2), f32], i: Tensor[(k, m), i64]", "gather_elements(x, i, axis=0)",
+                          {"3x2xf32=1,2,3,4,5,6", "1x3xi64=0,0,0"}),
             "error: compiled kernel 'gather_elements' failed: gather_elements: argument 'indices' dimension 1 (m) "
             "must not exceed dimension 1 of x (2)");
 }
@@ -74,11 +69,11 @@ TEST(IndexingInfer, ArgReductionsGiveI64) {
 
 TEST(IndexingRuntime, ArgReductionsBreakTiesByIndexAndRefuseAnEmptyAxis) {
   const std::string params = "x: Tensor[(n, h), f32]";
-  EXPECT_EQ(RunOnce(params, "argmax(x, axis=1, keepdims=false)", {"2x3xf32=1,3,3,2,2,0"}), "2xi64=1,0");
-  EXPECT_EQ(RunOnce(params, "argmax(x, axis=1, keepdims=false, select_last_index=true)", {"2x3xf32=1,3,3,2,2,0"}),
+  EXPECT_EQ(RunTensorOnce(params, "argmax(x, axis=1, keepdims=false)", {"2x3xf32=1,3,3,2,2,0"}), "2xi64=1,0");
+  EXPECT_EQ(RunTensorOnce(params, "argmax(x, axis=1, keepdims=false, select_last_index=true)", {"2x3xf32=1,3,3,2,2,0"}),
             "2xi64=2,1");
-  EXPECT_EQ(RunOnce(params, "argmin(x, axis=0)", {"2x3xf32=1,3,3,2,2,0"}), "1x3xi64=0,1,1");
-  EXPECT_EQ(RunOnce(params, "argmax(x, axis=1)", {"2x0xf32="}),
+  EXPECT_EQ(RunTensorOnce(params, "argmin(x, axis=0)", {"2x3xf32=1,3,3,2,2,0"}), "1x3xi64=0,1,1");
+  EXPECT_EQ(RunTensorOnce(params, "argmax(x, axis=1)", {"2x0xf32="}),
             "error: compiled kernel 'argmax' failed: argmax: argument 'x' dimension 1 (h) must not be empty");
 }
 
@@ -99,25 +94,25 @@ TEST(IndexingInfer, ScattersCheckUpdatesAndReduction) {
 
 TEST(IndexingRuntime, ScatterRefusesAnOutOfRangeIndexBeforeWriting) {
   const std::string params = "x: Tensor[(v, 2), f32], i: Tensor[(k, 1), i64], u: Tensor[(k, 2), f32]";
-  EXPECT_EQ(RunOnce(params, "scatter_nd(x, i, u)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=-1", "1x2xf32=7,8"}),
+  EXPECT_EQ(RunTensorOnce(params, "scatter_nd(x, i, u)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=-1", "1x2xf32=7,8"}),
             "3x2xf32=1,2,3,4,7,8");
-  EXPECT_EQ(RunOnce(params, "scatter_nd(x, i, u)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=3", "1x2xf32=7,8"}),
+  EXPECT_EQ(RunTensorOnce(params, "scatter_nd(x, i, u)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=3", "1x2xf32=7,8"}),
             "error: compiled kernel 'scatter_nd' failed: scatter_nd: argument 'indices' holds an index out of range "
             "for dimension 0 of x (extent v)");
   // A symbolic updates shape that turns out wrong is caught before any read.
-  EXPECT_EQ(RunOnce("x: Tensor[(v, h), f32], i: Tensor[(k, 1), i64], u: Tensor[(k, m), f32]", "scatter_nd(x, i, u)",
-                    {"3x2xf32=1,2,3,4,5,6", "1x1xi64=0", "1x3xf32=7,8,9"}),
+  EXPECT_EQ(RunTensorOnce("x: Tensor[(v, h), f32], i: Tensor[(k, 1), i64], u: Tensor[(k, m), f32]",
+                          "scatter_nd(x, i, u)", {"3x2xf32=1,2,3,4,5,6", "1x1xi64=0", "1x3xf32=7,8,9"}),
             "error: compiled kernel 'scatter_nd' failed: scatter_nd: argument 'updates' dimension 1 (m) must equal h");
 }
 
 TEST(IndexingRuntime, CumsumForwardReverseAndExclusive) {
   const std::string params = "x: Tensor[(n, h), f32]";
-  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=1,3,6,4,9,15");
-  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=0, exclusive=true)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=0,0,0,1,2,3");
-  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1, reverse=true)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=6,5,3,15,11,6");
-  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1, reverse=true, exclusive=true)", {"2x3xf32=1,2,3,4,5,6"}),
+  EXPECT_EQ(RunTensorOnce(params, "cumsum(x, axis=1)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=1,3,6,4,9,15");
+  EXPECT_EQ(RunTensorOnce(params, "cumsum(x, axis=0, exclusive=true)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=0,0,0,1,2,3");
+  EXPECT_EQ(RunTensorOnce(params, "cumsum(x, axis=1, reverse=true)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=6,5,3,15,11,6");
+  EXPECT_EQ(RunTensorOnce(params, "cumsum(x, axis=1, reverse=true, exclusive=true)", {"2x3xf32=1,2,3,4,5,6"}),
             "2x3xf32=5,3,0,11,6,0");
-  EXPECT_EQ(RunOnce(params, "cumsum(x, axis=1)", {"2x0xf32="}), "2x0xf32=");
+  EXPECT_EQ(RunTensorOnce(params, "cumsum(x, axis=1)", {"2x0xf32="}), "2x0xf32=");
 }
 
 }  // namespace

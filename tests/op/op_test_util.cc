@@ -93,4 +93,9 @@ StatusOr<vm::Value> RunMain(const std::string& program, const std::vector<std::s
   return Status::Error(result.status().code(), message.substr(context.length()));
 }
 
+std::string RunTensorOnce(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
+  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
+  return result.ok() ? vm::FormatInlineTensor(*result->tensor()) : "error: " + result.status().message();
+}
+
 }  // namespace strata::op::testing

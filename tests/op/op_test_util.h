@@ -33,5 +33,8 @@ std::string Kernel(const std::string& params, const std::string& call, const std
 // Compiles `program` through the default pipeline and runs @main on inline
 // tensors ("2x3xf32=1,2,3,4,5,6"); any error on the way is returned.
 StatusOr<vm::Value> RunMain(const std::string& program, const std::vector<std::string>& inputs);
+// Runs OneCallProgram(params, call) on inline tensors: the one tensor result as
+// inline text ("2x3xf32=..."), or "error: <message>".
+std::string RunTensorOnce(const std::string& params, const std::string& call, const std::vector<std::string>& inputs);
 
 }  // namespace strata::op::testing

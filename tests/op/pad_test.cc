@@ -9,11 +9,6 @@
 namespace strata::op::testing {
 namespace {
 
-std::string RunPad(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
-  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
-  return result.ok() ? vm::FormatInlineTensor(*result->tensor()) : "error: " + result.status().message();
-}
-
 TEST(PadInfer, SymbolicWidthsWidenTheShape) {
   EXPECT_EQ(Infer("x: Tensor[(n, h), f32]", "pad(x, pad_before=[0, 1], pad_after=[2, h % 4])"),
             "Tensor[(n + 2, h + h % 4 + 1), f32]");
@@ -35,17 +30,18 @@ TEST(PadInfer, BadCallsSayWhatIsWrong) {
 
 TEST(PadRuntime, ModesMatchNumpyPad) {
   const std::string params = "x: Tensor[(h,), f32]";
-  EXPECT_EQ(RunPad(params, "pad(x, pad_before=[2], pad_after=[1], pad_value=9)", {"3xf32=1,2,3"}), "6xf32=9,9,1,2,3,9");
-  EXPECT_EQ(RunPad(params, "pad(x, pad_before=[2], pad_after=[1], mode=\"edge\")", {"3xf32=1,2,3"}),
+  EXPECT_EQ(RunTensorOnce(params, "pad(x, pad_before=[2], pad_after=[1], pad_value=9)", {"3xf32=1,2,3"}),
+            "6xf32=9,9,1,2,3,9");
+  EXPECT_EQ(RunTensorOnce(params, "pad(x, pad_before=[2], pad_after=[1], mode=\"edge\")", {"3xf32=1,2,3"}),
             "6xf32=1,1,1,2,3,3");
-  EXPECT_EQ(RunPad(params, "pad(x, pad_before=[2], pad_after=[1], mode=\"reflect\")", {"3xf32=1,2,3"}),
+  EXPECT_EQ(RunTensorOnce(params, "pad(x, pad_before=[2], pad_after=[1], mode=\"reflect\")", {"3xf32=1,2,3"}),
             "6xf32=3,2,1,2,3,2");
-  EXPECT_EQ(RunPad(params, "pad(x, pad_before=[2], pad_after=[1], mode=\"wrap\")", {"3xf32=1,2,3"}),
+  EXPECT_EQ(RunTensorOnce(params, "pad(x, pad_before=[2], pad_after=[1], mode=\"wrap\")", {"3xf32=1,2,3"}),
             "6xf32=2,3,1,2,3,1");
-  EXPECT_EQ(RunPad(params, "pad(x, pad_before=[2], pad_after=[0], mode=\"reflect\")", {"2xf32=1,2"}),
+  EXPECT_EQ(RunTensorOnce(params, "pad(x, pad_before=[2], pad_after=[0], mode=\"reflect\")", {"2xf32=1,2"}),
             "error: compiled kernel 'pad' failed: pad: argument 'x' dimension 0 (h) must be longer than its reflect "
             "pad widths (2, 0)");
-  EXPECT_EQ(RunPad(params, "pad(x, pad_before=[1], pad_after=[0], mode=\"edge\")", {"0xf32="}),
+  EXPECT_EQ(RunTensorOnce(params, "pad(x, pad_before=[1], pad_after=[0], mode=\"edge\")", {"0xf32="}),
             "error: compiled kernel 'pad' failed: pad: argument 'x' dimension 0 (h) must not be empty to pad");
 }
 
