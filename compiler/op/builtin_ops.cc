@@ -6,7 +6,7 @@ namespace strata::op {
 std::vector<OpDef> BuiltinOps() {
   std::vector<OpDef> all;
   for (auto family : {&ElementwiseOps, &LinearAlgebraOps, &NeuralNetworkOps, &ReductionOps, &ManipulationOps,
-                      &ShapeValueOps, &IndexingOps, &PadOps, &ConvTransposeOps, &ResizeOps}) {
+                      &ShapeValueOps, &IndexingOps, &PadOps, &ConvTransposeOps, &ResizeOps, &SelectionOps}) {
     for (OpDef& def : family()) all.push_back(std::move(def));
   }
   return all;

@@ -16,6 +16,7 @@ std::vector<OpDef> ManipulationOps();   // manipulation.cc: reshape, transpose, 
 std::vector<OpDef> ShapeValueOps();     // shape_values.cc: shape_to_tensor
 std::vector<OpDef> ConvTransposeOps();  // conv_transpose.cc: conv2d_transpose
 std::vector<OpDef> PadOps();
+std::vector<OpDef> SelectionOps();  // selection.cc: topk, one_hot
 std::vector<OpDef> ResizeOps();    // resize.cc: resize2d (nearest, bilinear)            // pad.cc: pad (constant, edge,
                                    // reflect, wrap; symbolic widths)
 std::vector<OpDef> IndexingOps();  // indexing.cc: gather_elements, gather_nd, cumsum, argmax, argmin

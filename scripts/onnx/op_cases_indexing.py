@@ -123,3 +123,43 @@ def _(rng):
     return Case(None, None, [("x", F32, (3, 4)), ("i", I64, ("k", 2)), ("u", F32, ("k",))], [("y", F32, (3, 4))],
                 [node("ScatterND", ["x", "i", "u"], ["y"], name="scatter_nd", reduction="mul")],
                 [{"k": 1}, {"k": 4}, {"k": 9}])
+
+
+SUPPORTED_OPS.update("TopK OneHot".split())
+
+for _name, _attrs, _k in [("topk_largest_ties", {"axis": -1}, 3), ("topk_smallest_axis1", {"axis": 1, "largest": 0}, 2)]:
+    def _make(rng, attrs=_attrs, k=_k):
+        axis = attrs["axis"]
+        out = ("n", "h", k) if axis == -1 else ("n", k, 6)
+        return Case(None, None, [("x", F32, ("n", "h", 6))], [("v", F32, out), ("i", I64, out)],
+                    [node("TopK", ["x", "k"], ["v", "i"], name="topk", **attrs)],
+                    [{"n": 1, "h": 2}, {"n": 2, "h": 5}, {"n": 3, "h": 3}], inits={"k": i64([k])})
+
+    case(_name, f"TopK k={_k} {_attrs} with ties (values in [-2, 2]): x (n,h,6) -> values, int64 indices",
+         opset=13, gen={"x": small_ints(-2, 2)})(_make)
+
+
+@case("topk_k_from_shape", "TopK with k = h computed from Shape (a full sort of the axis): x (n,h) -> (n,h) x2",
+      opset=15)
+def _(rng):
+    return Case(None, None, [("x", F32, ("n", "h"))], [("v", F32, ("n", "h")), ("i", I64, ("n", "h"))], [
+        node("Shape", ["x"], ["shape"], name="shape", start=1, end=2),
+        node("TopK", ["x", "shape"], ["v", "i"], name="topk", axis=1),
+    ], NH_RUNS)
+
+
+@case("one_hot_axis_last", "OneHot depth 5, values [0, 3], negative indices wrap: int64 indices (n,h) in [-5, 4] "
+      "-> (n,h,5)", opset=13, gen={"i": index_gen(-5, 4)})
+def _(rng):
+    return Case(None, None, [("i", I64, ("n", "h"))], [("y", F32, ("n", "h", 5))],
+                [node("OneHot", ["i", "depth", "values"], ["y"], name="one_hot")], NH_RUNS,
+                inits={"depth": i64(5), "values": f32([0.0, 3.0])})
+
+
+@case("one_hot_depth_from_shape_axis0", "OneHot axis=0 with depth = h from Shape, int64 values [-1, 1]: "
+      "indices (n,h) in [0, 1] -> int64 (h,n,h)", opset=15, gen={"i": index_gen(0, 1)})
+def _(rng):
+    return Case(None, None, [("i", I64, ("n", "h"))], [("y", I64, ("h", "n", "h"))], [
+        node("Shape", ["i"], ["shape"], name="shape", start=1, end=2),
+        node("OneHot", ["i", "shape", "values"], ["y"], name="one_hot", axis=0),
+    ], [{"n": 1, "h": 2}, {"n": 2, "h": 5}, {"n": 3, "h": 3}], inits={"values": i64([-1, 1])})

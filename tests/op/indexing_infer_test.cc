@@ -105,6 +105,31 @@ TEST(IndexingRuntime, ScatterRefusesAnOutOfRangeIndexBeforeWriting) {
             "error: compiled kernel 'scatter_nd' failed: scatter_nd: argument 'updates' dimension 1 (m) must equal h");
 }
 
+TEST(IndexingInfer, TopKAndOneHotCarrySymbolicExtents) {
+  EXPECT_EQ(Infer("x: Tensor[(n, h, 6), f32]", "topk(x, k=[3])"),
+            "Tuple[Tensor[(n, h, 3), f32], Tensor[(n, h, 3), i64]]");
+  EXPECT_EQ(Infer("x: Tensor[(n, h), f32]", "topk(x, k=[h], axis=1, largest=false)"),
+            "Tuple[Tensor[(n, h), f32], Tensor[(n, h), i64]]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), f32]", "topk(x, k=[5])"),
+            "error: function 'main', binding 'y': topk: k 5 exceeds dimension 1 of x: Tensor[(n, 4), f32]");
+  EXPECT_EQ(Infer("i: Tensor[(n, h), i64]", "one_hot(i, depth=[h], axis=0, dtype=i64)"), "Tensor[(h, n, h), i64]");
+  EXPECT_EQ(Infer("i: Tensor[(n, h), f32]", "one_hot(i, depth=[4])"),
+            "error: function 'main', binding 'y': one_hot: indices: Tensor[(n, h), f32] must be a signed integer "
+            "tensor");
+}
+
+TEST(IndexingRuntime, TopKPicksInValueThenIndexOrder) {
+  StatusOr<vm::Value> result = RunMain(OneCallProgram("x: Tensor[(h,), f32]", "topk(x, k=[3])"), {"5xf32=1,3,2,3,0"});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(vm::FormatInlineTensor(*result->tuple()->fields()[0].tensor()), "3xf32=3,3,2");
+  EXPECT_EQ(vm::FormatInlineTensor(*result->tuple()->fields()[1].tensor()), "3xi64=1,3,2");
+  StatusOr<vm::Value> too_many = RunMain(OneCallProgram("x: Tensor[(h,), f32], s: Tensor[(k,), f32]", "topk(x, k=[k])"),
+                                         {"2xf32=1,2", "3xf32=0,0,0"});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.status().message(),
+            "compiled kernel 'topk' failed: topk: k (k) must not exceed argument 'x' dimension 0 (h)");
+}
+
 TEST(IndexingRuntime, CumsumForwardReverseAndExclusive) {
   const std::string params = "x: Tensor[(n, h), f32]";
   EXPECT_EQ(RunTensorOnce(params, "cumsum(x, axis=1)", {"2x3xf32=1,2,3,4,5,6"}), "2x3xf32=1,3,6,4,9,15");

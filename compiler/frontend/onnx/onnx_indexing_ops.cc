@@ -1,5 +1,7 @@
 // ONNX indexing, masking and tiling operators: GatherElements, GatherND,
 // CumSum, Trilu, Tile, ArgMax, ArgMin.
+#include <cstring>
+
 #include "compiler/frontend/onnx/onnx_converter_util.h"
 #include "compiler/ir/arith/simplify.h"
 
@@ -107,6 +109,63 @@ Converter Scatter(const std::string& op, bool has_axis) {
   };
 }
 
+// TopK: k from a constant or computed from shapes; sorted=0 may return
+// sorted order (ONNX leaves the order unspecified then).
+Status TopK(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> k, SymbolicIntsInput(n, 1, "K"));
+  if (k.size() != 1) return n.Error("K (input 1) must hold one value");
+  STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
+  STRATA_ASSIGN_OR_RETURN(Expr both, n.ctx().Call("topk", {x},
+                                                  {{"k", ir::MakeIntList(k)},
+                                                   {"axis", n.IntAttr("axis", -1)},
+                                                   {"largest", n.IntAttr("largest", 1) != 0}},
+                                                  n.node().output(0) + "_topk"));
+  n.outputs.clear();
+  for (int i = 0; i < n.node().output_size() && i < 2; ++i) {
+    STRATA_ASSIGN_OR_RETURN(Expr part, n.ctx().Bind(graph::TupleGetItemNode::make(both, i), n.node().output(i)));
+    n.outputs.push_back(FromExpr(part));
+  }
+  return Status::Ok();
+}
+
+// OneHot: depth a constant or computed from shapes, values = [off, on] a
+// constant, output of the values' dtype.
+Status OneHot(NodeContext& n) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<PrimExpr> depth, SymbolicIntsInput(n, 1, "depth"));
+  if (depth.size() != 1) return n.Error("depth (input 1) must hold one value");
+  const OnnxValue* values = n.input(2);
+  if (values == nullptr || !values->constant) return n.Error("values (input 2) must be a constant [off, on] pair");
+  const graph::HostTensor& v = *values->constant;
+  const size_t width = static_cast<size_t>(v.dtype.bytes());
+  if (width == 0 || v.bytes.size() != 2 * width) return n.Error("values (input 2) must hold two elements");
+  auto element = [&](size_t i) -> double {
+    if (v.dtype == DataType::F32()) {
+      float f;
+      std::memcpy(&f, v.bytes.data() + 4 * i, 4);
+      return f;
+    }
+    if (v.dtype == DataType::F64()) {
+      double d;
+      std::memcpy(&d, v.bytes.data() + 8 * i, 8);
+      return d;
+    }
+    return static_cast<double>(ConstantInts(v)[i]);
+  };
+  STRATA_ASSIGN_OR_RETURN(Expr indices, n.InputExpr(0));
+  const StructInfo sinfo = n.input(0)->sinfo();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t != nullptr && !t->dtype.is_int()) {  // float indices are truncated, as ONNX specifies
+    STRATA_ASSIGN_OR_RETURN(
+        indices, n.ctx().Call("cast", {indices}, {{"dtype", DataType::I64()}}, n.node().output(0) + "_indices"));
+  }
+  return Emit(n, "one_hot", {indices},
+              {{"depth", ir::MakeIntList(depth)},
+               {"axis", n.IntAttr("axis", -1)},
+               {"off_value", element(0)},
+               {"on_value", element(1)},
+               {"dtype", v.dtype}});
+}
+
 Converter ArgReduce(const std::string& op) {
   return [op](NodeContext& n) -> Status {
     STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
@@ -128,6 +187,8 @@ void AddIndexingConverters(ConverterTable& table) {
       {"Tile", {Tile, {}}},
       {"ScatterElements", {Scatter("scatter_elements", true), {"axis", "reduction"}}},
       {"ScatterND", {Scatter("scatter_nd", false), {"reduction"}}},
+      {"TopK", {TopK, {"axis", "largest", "sorted"}}},
+      {"OneHot", {OneHot, {"axis"}}},
       {"ArgMax", {ArgReduce("argmax"), {"axis", "keepdims", "select_last_index"}}},
       {"ArgMin", {ArgReduce("argmin"), {"axis", "keepdims", "select_last_index"}}},
   });
