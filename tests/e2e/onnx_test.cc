@@ -87,22 +87,28 @@ TEST_P(OnnxZoo, CompilesOnceAndMatchesOnnxRuntimeAtEveryShape) {
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo, ::testing::ValuesIn(FixtureFolders("tests/fixtures/onnx")));
 
-// Every zoo model through the offloading pipelines too: BYOC oneDNN (the
-// convolutions and matmuls of each model must go to dnnl) and the simulated
-// NPU target (some kernels must run on the device), compiled once for every
-// shape and matched against onnxruntime at each.
+// Every zoo model through the offloading pipelines too: BYOC oneDNN (its
+// convolutions and matmuls must be offloaded), the BYOC C code generator, and
+// the simulated NPU target (some kernels must run on the device), compiled
+// once for every shape and matched against onnxruntime at each.
 class OnnxZooOffload : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(OnnxZooOffload, OffloadsAndMatchesOnnxRuntimeAtEveryShape) {
   const auto& [model, pipeline] = GetParam();
   driver::CompileOptions options;
   std::function<void(const vm::Executable&)> check;
-  if (pipeline == "byoc_dnnl") {
-    options.byoc_backends = {"dnnl"};
-    check = [](const vm::Executable& exe) {
+  if (pipeline == "byoc_ccodegen") {
+    // The tutorial backend only takes dense + bias (+ relu); models whose
+    // layers are matmuls (the transformers) offload nothing and must still
+    // compile and match.
+    options.byoc_backends = {"ccodegen"};
+  } else if (pipeline == "byoc_dnnl") {
+    const std::string backend = "dnnl";
+    options.byoc_backends = {backend};
+    check = [backend](const vm::Executable& exe) {
       int offloaded = 0;
-      for (const vm::VMFunction& f : exe.functions()) offloaded += f.backend == "dnnl";
-      EXPECT_GT(offloaded, 0) << "nothing was offloaded to dnnl";
+      for (const vm::VMFunction& f : exe.functions()) offloaded += f.backend == backend;
+      EXPECT_GT(offloaded, 0) << "nothing was offloaded to " << backend;
     };
   } else {
     vm::RegisterDevicePlugin("sim_npu", STRATA_SIM_NPU_PLUGIN);
@@ -118,7 +124,7 @@ TEST_P(OnnxZooOffload, OffloadsAndMatchesOnnxRuntimeAtEveryShape) {
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxZooOffload,
                          ::testing::Combine(::testing::ValuesIn(FixtureFolders("tests/fixtures/onnx")),
-                                            ::testing::Values("byoc_dnnl", "target_npu")),
+                                            ::testing::Values("byoc_dnnl", "byoc_ccodegen", "target_npu")),
                          [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });
