@@ -55,6 +55,7 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "tir-library", po::value<std::vector<std::string>>(),
       "add the tensor programs of this .sir file (hand-written, with attrs {dispatch = \"op\"})")(
       "time-passes", "print the wall time of every pass")(
+      "no-fuse", "skip FuseOps and FuseTIR: every operator is its own kernel (docs/pipeline.md)")(
       "no-memory-plan", "skip PlanMemory: every tensor is its own allocation from the VM's pool (docs/memory.md)")(
       "cpu", po::value<std::string>(),
       "compile the tensor programs for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
@@ -119,6 +120,7 @@ int RunCompileCommand(const std::vector<std::string>& args) {
   }
 
   if (vm.count("no-memory-plan")) compile_options.plan_memory = false;
+  if (vm.count("no-fuse")) compile_options.fuse = false;
   const std::string input = vm["input"].as<std::string>();
   const std::string output = vm["output"].as<std::string>();
   frontend::OnnxImportOptions import_options;

@@ -24,6 +24,10 @@ namespace strata::bench {
   std::exit(1);
 }
 
+inline void OrDie(const Status& status) {
+  if (!status.ok()) Die(status.message());
+}
+
 template <typename T>
 T OrDie(StatusOr<T> value) {
   if (!value.ok()) Die(value.status().message());
@@ -73,26 +77,52 @@ struct Matrix {
   DLTensor dl;
 };
 
-// Adds `ratio_counter` = (counter `baseline_us_counter`) / (the row's real time
-// in us) to every row that has the baseline counter: above 1, the row is faster.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  RatioReporter(std::string baseline_us_counter, std::string ratio_counter)
-      : baseline_(std::move(baseline_us_counter)), ratio_(std::move(ratio_counter)) {}
+// A ratio counter computed from a row's real time and one of its counters.
+struct RatioCounter {
+  std::string baseline_us_counter;  // a time in us, measured in the same run
+  std::string ratio_counter;
+  // false: ratio = baseline / row time (above 1, the row is faster);
+  // true: ratio = row time / baseline (above 1, the baseline is faster).
+  bool row_over_baseline = false;
+};
 
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> with_ratio = runs;
-    for (Run& run : with_ratio) {
-      auto baseline = run.counters.find(baseline_);
-      if (baseline == run.counters.end() || run.iterations == 0) continue;
+// Adds every ratio to the rows that carry its baseline counter, to the console
+// or (with --benchmark_format=json) the JSON report.
+template <typename Base>
+class RatioReporter : public Base {
+ public:
+  explicit RatioReporter(std::vector<RatioCounter> ratios) : ratios_(std::move(ratios)) {}
+
+  void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run>& runs) override {
+    std::vector<benchmark::BenchmarkReporter::Run> with_ratio = runs;
+    for (auto& run : with_ratio) {
+      if (run.iterations == 0) continue;
       const double us = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit) * 1e6;
-      run.counters[ratio_] = baseline->second.value / us;
+      for (const RatioCounter& r : ratios_) {
+        auto baseline = run.counters.find(r.baseline_us_counter);
+        if (baseline == run.counters.end()) continue;
+        run.counters[r.ratio_counter] = r.row_over_baseline ? us / baseline->second.value : baseline->second.value / us;
+      }
     }
-    ConsoleReporter::ReportRuns(with_ratio);
+    Base::ReportRuns(with_ratio);
   }
 
  private:
-  std::string baseline_, ratio_;
+  std::vector<RatioCounter> ratios_;
 };
+
+// Runs the registered benchmarks (after benchmark::Initialize) with the ratios
+// added, in the format the command line asked for.
+inline void RunBenchmarksWithRatios(int argc, char** argv, std::vector<RatioCounter> ratios) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) json = json || std::string(argv[i]) == "--benchmark_format=json";
+  if (json) {
+    RatioReporter<benchmark::JSONReporter> reporter(std::move(ratios));
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } else {
+    RatioReporter<benchmark::ConsoleReporter> reporter(std::move(ratios));
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  }
+}
 
 }  // namespace strata::bench

@@ -245,8 +245,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  strata::bench::RatioReporter reporter("cpp_loop_us", "speedup_vs_cpp");
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  strata::bench::RunBenchmarksWithRatios(argc, argv, {{"cpp_loop_us", "speedup_vs_cpp"}});
   benchmark::Shutdown();
   return 0;
 }

@@ -255,8 +255,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  strata::bench::RatioReporter reporter("onednn_us", "ratio_vs_onednn");
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  strata::bench::RunBenchmarksWithRatios(argc, argv, {{"onednn_us", "ratio_vs_onednn"}});
   benchmark::Shutdown();
   return 0;
 }

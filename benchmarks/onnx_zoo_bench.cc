@@ -4,7 +4,7 @@
 // Each model is imported (frontend::ImportOnnxFile), compiled with the default
 // pipeline (driver::Compile), loaded and run exactly as a service would run it:
 // one VirtualMachine, `Invoke("main", inputs)` on the largest exported shape
-// (run_2: mlp batch 17, cnn 3x3x32x24, transformer 3x16 tokens). A row's time
+// (run_2 of every model in tests/fixtures/onnx). A row's time
 // is one whole call: the bytecode, every kernel, and the allocations of the
 // intermediate tensors and of the result. Import and compilation happen once per
 // model, before timing, and the first result is checked against onnxruntime's
@@ -20,6 +20,12 @@
 //                           npu_device_us is the device time the cost model
 //                           charges for one call (docs/devices.md), with the
 //                           host->device / device->host copies per call
+//   Zoo/<model>/no_fuse     compiled with --no-fuse (every operator its own
+//                           kernel): fused_us is the default (fused) build's
+//                           time in the same run and fusion_speedup = this row's
+//                           time / fused_us (above 1, fusion is faster)
+// Every row also counts, for one call, the kernel launches (kernels) and the VM
+// instructions (instructions) its build executes.
 //   Zoo/<model>/no_memory_plan  compiled with --no-memory-plan: every tensor
 //                           its own allocation from the VM's pool instead of the
 //                           plan's arena and tokens; same counters (below 1,
@@ -38,6 +44,7 @@
 #include "benchmarks/bench_util.h"
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
+#include "vm/profiler.h"
 #include "vm/tensor_io/npy.h"
 #include "vm/virtual_machine.h"
 
@@ -51,6 +58,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kModels[] = {"mlp", "cnn", "transformer"};
+// Every zoo model, for the fused vs --no-fuse rows.
+constexpr const char* kZoo[] = {"mlp",  "cnn", "transformer",       "transformer_opset13", "bert",
+                                "gpt2", "vit", "resnet_basicblock", "mobilenet_v3_small",  "kws_conv1d"};
 constexpr const char* kRun = "run_2";  // the largest shape of every model
 constexpr double kRtol = 1e-4, kAtol = 1e-5;
 
@@ -84,15 +94,18 @@ void CheckOrDie(const std::string& model, const vm::Value& actual, const vm::Val
 struct LoadedModel {
   std::unique_ptr<vm::VirtualMachine> machine;
   std::vector<vm::Value> inputs;
+  int64_t kernels = 0;       // kernel launches of one call
+  int64_t instructions = 0;  // VM instructions of one call
 };
 
 // Imports, compiles, loads and checks `model` the first time it is asked for;
 // Google Benchmark calls a benchmark function several times (to size the
 // iteration count, and once per repetition), and compilation must not repeat.
-LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bool plan_memory = true,
-                      bool npu = false) {
+LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bool plan_memory = true, bool npu = false,
+                      bool fuse = true) {
   static std::map<std::string, LoadedModel> cache;
-  const std::string key = model + "/" + byoc + (plan_memory ? "" : "/no_memory_plan") + (npu ? "/npu" : "");
+  const std::string key =
+      model + "/" + byoc + (plan_memory ? "" : "/no_memory_plan") + (npu ? "/npu" : "") + (fuse ? "" : "/no_fuse");
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
 
@@ -101,6 +114,7 @@ LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bo
   driver::CompileOptions options;
   if (!byoc.empty()) options.byoc_backends = {byoc};
   options.plan_memory = plan_memory;
+  options.fuse = fuse;
   if (npu) options.device_targets = {"npu"};
   const std::vector<uint8_t> bytes = OrDie(driver::Compile(std::move(module), options));
   LoadedModel loaded;
@@ -112,6 +126,14 @@ LoadedModel& GetModel(const std::string& model, const std::string& byoc = "", bo
   if (loaded.inputs.empty()) Die(model + ": no inputs in " + run.string());
   const vm::Value expected = ReadNpyOrDie(run / "out0.npy");
   CheckOrDie(model, OrDie(loaded.machine->Invoke("main", loaded.inputs)), expected);
+  vm::Profiler profiler(loaded.machine->executable(), {});
+  OrDie(loaded.machine->SetProfiler(&profiler));
+  OrDie(loaded.machine->Invoke("main", loaded.inputs));
+  OrDie(loaded.machine->SetProfiler(nullptr));
+  loaded.kernels = profiler.kind_stat(vm::InstructionKind::kCallCompiledKernel).count;
+  for (int kind = 0; kind < vm::kNumInstructionKinds; ++kind) {
+    loaded.instructions += profiler.kind_stat(static_cast<vm::InstructionKind>(kind)).count;
+  }
   return cache.emplace(key, std::move(loaded)).first->second;
 }
 
@@ -122,6 +144,28 @@ void BM_Zoo(benchmark::State& state, const std::string& model) {
     if (!result.ok()) Die(model + ": " + result.status().message());
     benchmark::DoNotOptimize(result);
   }
+  state.counters["kernels"] = static_cast<double>(loaded.kernels);
+  state.counters["instructions"] = static_cast<double>(loaded.instructions);
+}
+
+// The --no-fuse build, timed against the fused (default) one in the same run.
+void BM_ZooNoFuse(benchmark::State& state, const std::string& model) {
+  LoadedModel& fused = GetModel(model);
+  LoadedModel& loaded = GetModel(model, "", true, false, /*fuse=*/false);
+  const double fused_seconds = SecondsPerCall([&] {
+    StatusOr<vm::Value> result = fused.machine->Invoke("main", fused.inputs);
+    if (!result.ok()) Die(model + ": " + result.status().message());
+  });
+  for (auto _ : state) {
+    StatusOr<vm::Value> result = loaded.machine->Invoke("main", loaded.inputs);
+    if (!result.ok()) Die(model + " (no_fuse): " + result.status().message());
+    benchmark::DoNotOptimize(result);
+  }
+  state.counters["fused_us"] = fused_seconds * 1e6;
+  state.counters["kernels"] = static_cast<double>(loaded.kernels);
+  state.counters["instructions"] = static_cast<double>(loaded.instructions);
+  state.counters["fused_kernels"] = static_cast<double>(fused.kernels);
+  state.counters["fused_instructions"] = static_cast<double>(fused.instructions);
 }
 
 // A variant of the default build, timed against it in the same run.
@@ -163,8 +207,14 @@ void BM_ZooNpu(benchmark::State& state, const std::string& model) {
 }  // namespace strata::bench
 
 int main(int argc, char** argv) {
-  for (const char* model : strata::bench::kModels) {
+  for (const char* model : strata::bench::kZoo) {
     benchmark::RegisterBenchmark((std::string("Zoo/") + model).c_str(), strata::bench::BM_Zoo, std::string(model))
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  for (const char* model : strata::bench::kZoo) {
+    benchmark::RegisterBenchmark((std::string("Zoo/") + model + "/no_fuse").c_str(), strata::bench::BM_ZooNoFuse,
+                                 std::string(model))
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
@@ -188,8 +238,8 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  strata::bench::RatioReporter reporter("default_us", "speedup_vs_default");
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  strata::bench::RunBenchmarksWithRatios(
+      argc, argv, {{"default_us", "speedup_vs_default"}, {"fused_us", "fusion_speedup", /*row_over_baseline=*/true}});
   benchmark::Shutdown();
   return 0;
 }

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """End-to-end latency of the ONNX zoo: Strata vs onnxruntime and PyTorch.
 
-For each model of the zoo (tests/fixtures/onnx/{mlp,cnn,transformer}) this
-times one inference on the largest exported shape (run_2: mlp batch 17, cnn
-3x3x32x24, transformer 3x16 int64 tokens) three ways, on this machine:
+For each model of the zoo (tests/fixtures/onnx/<model>; --models, default
+all ten) this times one inference on the largest exported shape (run_2)
+three ways, on this machine:
 
   Strata       <build-dir>/benchmarks/onnx_zoo_bench (Google Benchmark,
                --benchmark_format=json --benchmark_repetitions=5): the median
                of the 5 repetitions, each the mean real time of one VM
-               Invoke("main") over its iterations. The program checks its
-               result against run_2/out0.npy before timing.
+               Invoke("main") over its iterations, for the default (fused)
+               build and for the --no-fuse build (Zoo/<model>/no_fuse), with
+               the kernel launches and VM instructions of one call of each.
+               The program checks its result against run_2/out0.npy before
+               timing.
   onnxruntime  model.onnx on the CPUExecutionProvider, once with the default
                SessionOptions and once with intra_op_num_threads=2.
   PyTorch      the very modules export_zoo.py exported (same builders, same
@@ -21,7 +24,7 @@ onnxruntime and PyTorch are called from Python, one call per sample, and
 report the median of many calls after a warm-up. Every result is checked
 against run_2/out0.npy (rtol 1e-4, atol 1e-5) before it is timed.
 
-The four measurements of a model are taken one after the other, in --rounds
+The five measurements of a model are taken one after the other, in --rounds
 rounds (default 3), and each number is the median over the rounds, so that
 a machine shared with other work loads every side alike.
 
@@ -46,7 +49,8 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "onnx")
-MODELS = ["mlp", "cnn", "transformer"]
+MODELS = ["mlp", "cnn", "transformer", "transformer_opset13", "bert", "gpt2", "vit", "resnet_basicblock",
+          "mobilenet_v3_small", "kws_conv1d"]
 RUN = "run_2"
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -87,21 +91,31 @@ def median_us(fn, warmup_seconds, seconds, min_calls):
 
 
 def time_strata(binary, model, repetitions):
-    """Median real time (us) of Zoo/<model> over the repetitions, and the run's context."""
+    """Medians (us) of Zoo/<model> and Zoo/<model>/no_fuse, their kernel and
+    instruction counts, and the run's context."""
     proc = subprocess.run(
         [binary, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
-         f"--benchmark_filter=^Zoo/{model}/"],
+         f"--benchmark_filter=^Zoo/{model}(/no_fuse)?(/real_time)?$"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"error: {binary} failed (exit {proc.returncode}):\n{proc.stderr}")
     report = json.loads(proc.stdout)
+    result = {}
     for row in report["benchmarks"]:
-        # The rows are "Zoo/<model>/real_time" per repetition, then the aggregates.
-        if (row.get("run_type") == "aggregate" and row.get("aggregate_name") == "median"
-                and row["run_name"].split("/")[1] == model):
-            assert row["time_unit"] == "us", row
-            return row["real_time"], report.get("context", {})
-    sys.exit(f"error: {binary} reported no median for Zoo/{model}")
+        # The rows are "Zoo/<model>[/no_fuse]/real_time" per repetition, then the aggregates.
+        if row.get("run_type") != "aggregate" or row.get("aggregate_name") != "median":
+            continue
+        parts = row["run_name"].split("/")
+        if parts[1] != model:
+            continue
+        assert row["time_unit"] == "us", row
+        variant = "no_fuse" if "no_fuse" in parts else "fused"
+        result[variant] = row["real_time"]
+        result[variant + "_kernels"] = int(row.get("kernels", 0))
+        result[variant + "_instructions"] = int(row.get("instructions", 0))
+    if "fused" not in result or "no_fuse" not in result:
+        sys.exit(f"error: {binary} reported no median for Zoo/{model} and Zoo/{model}/no_fuse")
+    return result, report.get("context", {})
 
 
 def onnxruntime_runner(model, inputs, expected, threads):
@@ -141,10 +155,12 @@ def main():
     parser.add_argument("--build-dir", default="build",
                         help="Strata build directory holding benchmarks/onnx_zoo_bench (default: build)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated zoo models (default: all ten)")
     parser.add_argument("--repetitions", type=int, default=5,
                         help="Google Benchmark repetitions of Strata (median; default 5)")
     parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds of the four measurements per model (median over rounds; default 3)")
+                        help="rounds of the five measurements per model (median over rounds; default 3)")
     parser.add_argument("--warmup-seconds", type=float, default=0.3,
                         help="warm-up per peer, model and round (default 0.3 s)")
     parser.add_argument("--seconds", type=float, default=1.0,
@@ -165,29 +181,35 @@ def main():
 
     rows = []
     context = {}
-    for model in MODELS:
+    for model in args.models.split(","):
         inputs, expected = load_run(model)
         peers = [onnxruntime_runner(model, inputs, expected, None),
                  onnxruntime_runner(model, inputs, expected, 2),
                  pytorch_runner(model, inputs, expected)]
-        samples = [[] for _ in range(1 + len(peers))]
+        samples = [[] for _ in range(2 + len(peers))]
+        counts = {}
         for _ in range(args.rounds):
-            strata_us, context = time_strata(binary, model, args.repetitions)
-            samples[0].append(strata_us)
+            strata, context = time_strata(binary, model, args.repetitions)
+            samples[0].append(strata["fused"])
+            samples[1].append(strata["no_fuse"])
+            counts = strata
             with torch.inference_mode():
                 for i, run in enumerate(peers):
-                    samples[1 + i].append(median_us(run, args.warmup_seconds, args.seconds, args.min_calls))
+                    samples[2 + i].append(median_us(run, args.warmup_seconds, args.seconds, args.min_calls))
         shape = " ".join("x".join(map(str, a.shape)) for a in inputs)
-        rows.append((model, shape, *(statistics.median(s) for s in samples)))
+        kernels = f"{counts['fused_kernels']} / {counts['no_fuse_kernels']}"
+        instructions = f"{counts['fused_instructions']} / {counts['no_fuse_instructions']}"
+        rows.append((model, shape, kernels, instructions, *(statistics.median(s) for s in samples)))
         print(f"{model}: " + "; ".join(f"{name} {', '.join(f'{x:.1f}' for x in s)} us" for name, s in
-                                       zip(["Strata", "ORT", "ORT 2 thr", "PyTorch"], samples)),
+                                       zip(["Strata", "Strata no-fuse", "ORT", "ORT 2 thr", "PyTorch"], samples)),
               file=sys.stderr)
 
-    header = ["model", "input", "Strata us", "ORT us", "ORT 2 thr us", "PyTorch us",
-              "ORT/Strata", "ORT 2 thr/Strata", "PyTorch/Strata"]
-    table = [[m, s, f"{st:.1f}", f"{o:.1f}", f"{o2:.1f}", f"{pt:.1f}",
+    header = ["model", "input", "kernels fused / no-fuse", "VM instructions fused / no-fuse", "Strata us",
+              "no-fuse us", "fusion speed-up", "ORT us", "ORT 2 thr us", "PyTorch us", "ORT/Strata",
+              "ORT 2 thr/Strata", "PyTorch/Strata"]
+    table = [[m, s, k, ins, f"{st:.1f}", f"{nf:.1f}", f"{nf / st:.2f}", f"{o:.1f}", f"{o2:.1f}", f"{pt:.1f}",
               f"{o / st:.2f}", f"{o2 / st:.2f}", f"{pt / st:.2f}"]
-             for m, s, st, o, o2, pt in rows]
+             for m, s, k, ins, st, nf, o, o2, pt in rows]
     versions = (f"onnxruntime {ort.__version__}, torch {torch.__version__} "
                 f"({torch.get_num_threads()} threads), numpy {np.__version__}, python {platform.python_version()}; "
                 f"{context.get('num_cpus', os.cpu_count())} CPUs at {context.get('mhz_per_cpu', '?')} MHz, "

@@ -306,4 +306,35 @@ std::string StructInfoText(const StructInfo& sinfo) {
 
 std::string DimText(const PrimExpr& dim) { return ir::PrintPrimExpr(dim); }
 
+void BindParamSymbols(const graph::StructInfo& param, const graph::StructInfo& arg,
+                      std::map<const tir::VarNode*, PrimExpr>* subst) {
+  if (!param.defined() || !arg.defined()) return;
+  if (const auto* pt = param.as<graph::TupleStructInfoNode>()) {
+    const auto* at = arg.as<graph::TupleStructInfoNode>();
+    if (!at || at->fields.size() != pt->fields.size()) return;
+    for (size_t i = 0; i < pt->fields.size(); ++i) BindParamSymbols(pt->fields[i], at->fields[i], subst);
+    return;
+  }
+  const std::optional<std::vector<PrimExpr>>* pdims = nullptr;
+  const std::optional<std::vector<PrimExpr>>* adims = nullptr;
+  if (const auto* p = param.as<graph::TensorStructInfoNode>()) {
+    const auto* a = arg.as<graph::TensorStructInfoNode>();
+    if (!a) return;
+    pdims = &p->shape;
+    adims = &a->shape;
+  } else if (const auto* p = param.as<graph::ShapeStructInfoNode>()) {
+    const auto* a = arg.as<graph::ShapeStructInfoNode>();
+    if (!a) return;
+    pdims = &p->values;
+    adims = &a->values;
+  } else {
+    return;
+  }
+  if (!*pdims || !*adims || (*pdims)->size() != (*adims)->size()) return;
+  for (size_t i = 0; i < (*pdims)->size(); ++i) {
+    const auto* var = (**pdims)[i].as<tir::VarNode>();
+    if (var && !subst->count(var)) subst->emplace(var, (**adims)[i]);
+  }
+}
+
 }  // namespace strata::analysis

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,10 @@ StructInfo SubstituteStructInfo(const StructInfo& sinfo, const std::function<Pri
 // Drops the shape of every tensor/shape whose dimensions use a variable for which
 // `is_defined` is false, keeping its rank (Tensor[(m, k), f32] -> Tensor[ndim=2, f32]).
 StructInfo EraseUndefinedVars(const StructInfo& sinfo, const std::function<bool(const tir::VarNode*)>& is_defined);
+
+// Records callee shape variable -> argument dimension for every parameter
+// dimension that is a plain variable (first occurrence wins), through tuples.
+void BindParamSymbols(const StructInfo& param, const StructInfo& arg, std::map<const tir::VarNode*, PrimExpr>* subst);
 
 // Text for error messages (the printer's syntax).
 std::string StructInfoText(const StructInfo& sinfo);

@@ -8,12 +8,18 @@
 #include <tuple>
 #include <utility>
 
-#include "compiler/byoc/outline.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/outline.h"
 
 namespace strata::byoc {
 
 using namespace graph;  // NOLINT: a graph-level pass
+using transform::GlobalNames;
+using transform::IsConvex;
+using transform::OutlineGroup;
+using transform::OutlineGroups;
+using transform::OutlineInFunction;
+using transform::VarsUsedAfterBlock;
 
 namespace {
 

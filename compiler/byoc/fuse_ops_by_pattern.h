@@ -23,13 +23,14 @@
 
 #include "compiler/ir/module.h"
 #include "compiler/pattern/pattern_matcher.h"
+#include "compiler/transform/outline.h"
 #include "support/status.h"
 
 namespace strata::byoc {
 
-// Attribute names on the functions the BYOC passes create.
-inline constexpr const char* kCompositeAttr = "composite";  // on composites: the pattern name
-inline constexpr const char* kCodegenAttr = "codegen";      // on offloaded functions: the backend
+// Attribute names on the functions the BYOC passes create (transform/outline.h).
+using transform::kCodegenAttr;
+using transform::kCompositeAttr;
 
 StatusOr<ir::IRModule> FuseOpsByPattern(ir::IRModule module, const std::vector<pattern::FusionPattern>& patterns);
 

@@ -10,12 +10,18 @@
 #include <vector>
 
 #include "compiler/byoc/fuse_ops_by_pattern.h"
-#include "compiler/byoc/outline.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/outline.h"
 
 namespace strata::byoc {
 
 using namespace graph;  // NOLINT: a graph-level pass
+using transform::GlobalNames;
+using transform::IsConvex;
+using transform::OutlineGroup;
+using transform::OutlineGroups;
+using transform::OutlineInFunction;
+using transform::VarsUsedAfterBlock;
 
 namespace {
 

@@ -68,6 +68,10 @@ StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
   std::vector<std::string> pass_names = DefaultPipelinePassNames();
   if (!options.plan_memory) std::erase(pass_names, "PlanMemory");
   if (!options.fold_constants) std::erase(pass_names, "FoldConstants");
+  if (!options.fuse) {
+    std::erase(pass_names, "FuseOps");
+    std::erase(pass_names, "FuseTIR");
+  }
   STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, transform::Pipeline::FromNames(pass_names));
   std::vector<std::string> backends = options.byoc_backends;
   for (const std::string& target : options.device_targets) {

@@ -39,6 +39,9 @@ struct CompileOptions {
   // Run FoldConstants (transform/fold_constants.h). Off only where the module
   // is itself the evaluation of folded constants (EvaluateConstants).
   bool fold_constants = true;
+  // Run FuseOps and FuseTIR (transform/fuse_ops.h, fuse_tir.h). Off, every
+  // operator is its own kernel (for debugging, and the benchmarks' baseline).
+  bool fuse = true;
   // Run PlanMemory (plan_memory.h). Off, every tensor is its own allocation from
   // the VM's pool; results are bit-identical either way.
   bool plan_memory = true;

@@ -33,8 +33,8 @@ void RegisterCompilerPasses() {
 }
 
 std::vector<std::string> DefaultPipelinePassNames() {
-  return {"Normalize",      "WellFormed", "FoldConstants", "DispatchTIR",      "LegalizeOps",
-          "CallTIRRewrite", "PlanMemory", "VMShapeLower",  "KillAfterLastUse", "WellFormed"};
+  return {"Normalize", "WellFormed",     "FoldConstants", "DispatchTIR",  "LegalizeOps",      "FuseOps",
+          "FuseTIR",   "CallTIRRewrite", "PlanMemory",    "VMShapeLower", "KillAfterLastUse", "WellFormed"};
 }
 
 transform::Pipeline DefaultPipeline() {

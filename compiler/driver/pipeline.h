@@ -8,6 +8,9 @@
 //   DispatchTIR      operator calls -> call_tir of hand-written tensor programs
 //                    that opt in with attrs {dispatch = "op"} (dispatch_tir.h)
 //   LegalizeOps      operator calls -> call_tir of generated default kernels
+//   FuseOps          groups of call_tir (elementwise chains, epilogues of conv2d
+//                    / matmul / reductions) -> primitive functions (fuse_ops.h)
+//   FuseTIR          each primitive function -> one fused kernel (fuse_tir.h)
 //   CallTIRRewrite   call_tir / call_dps_packed -> alloc_tensor + DPS call
 //   PlanMemory       intermediate tensors -> views of a static arena or of
 //                    reused symbolic storages (plan_memory.h)

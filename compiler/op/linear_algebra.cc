@@ -267,6 +267,7 @@ Stmt GemmKernel(const Gemm& g) {
   const PrimExpr M = g.rows, N = g.cols, K = g.depth;
   const tir::Buffer panel = KernelBuilder::Local("Bpanel", t, {kDepth, kColTile});
   const tir::Buffer acc = KernelBuilder::Local("Acc", t, {kRowTile, kColTile});
+  const tir::Buffer partial = KernelBuilder::Local("Partial", t, {kBlockRows, kBlockCols});
   tir::Var row_blocks("row_blocks"), block_rows("block_rows"), col_blocks("col_blocks"), block_cols("block_cols");
   tir::Var task("task"), i0("i0"), j0("j0"), kb("kb"), k0("k0"), kc("kc"), jt("jt"), jj("jj"), it("it"), ii("ii");
   tir::Var batch_task("batch");  // the flat output batch index of a task
@@ -300,14 +301,16 @@ Stmt GemmKernel(const Gemm& g) {
                           Let(a, g.a(batch, tir::Min(ii + r, M - 1), k0 + k),
                               Loop(c, kColTile, ForKind::kVectorized,
                                    Store(acc, {r, c}, Load(acc, {r, c}) + a * Load(panel, {k, c}))))));
+  // The tile's partial sums go to the block's Partial buffer (the first slice
+  // stores, later ones add); Out is written once, after the last slice, so
+  // that every output element is stored exactly once (fusion puts epilogues
+  // such as bias + relu at that final store).
   const PrimExpr tile_cols = tir::Min(PrimExpr(kColTile), N - jj);
-  PrimExpr first = Load(acc, {sr, sc});
-  if (g.bias) first = first + g.bias(jj + sc);
-  Stmt store_first =
-      Loop(sc, tile_cols, ForKind::kVectorized, Store(g.out, g.out_index(batch, ii + sr, jj + sc), first));
-  const std::vector<PrimExpr> out_at = g.out_index(batch, ii + ar, jj + ac);
+  const std::vector<PrimExpr> first_at = {ii - i0 + sr, jj - j0 + sc};
+  Stmt store_first = Loop(sc, tile_cols, ForKind::kVectorized, Store(partial, first_at, Load(acc, {sr, sc})));
+  const std::vector<PrimExpr> add_at = {ii - i0 + ar, jj - j0 + ac};
   Stmt store_add =
-      Loop(ac, tile_cols, ForKind::kVectorized, Store(g.out, out_at, Load(g.out, out_at) + Load(acc, {ar, ac})));
+      Loop(ac, tile_cols, ForKind::kVectorized, Store(partial, add_at, Load(partial, add_at) + Load(acc, {ar, ac})));
   Stmt store = tir::IfThenElseNode::make(Eq(kb, 0),
                                          Loop(sr, tir::Min(PrimExpr(kRowTile), M - ii), ForKind::kSerial, store_first),
                                          Loop(ar, tir::Min(PrimExpr(kRowTile), M - ii), ForKind::kSerial, store_add));
@@ -321,7 +324,15 @@ Stmt GemmKernel(const Gemm& g) {
                        Loop(jt, CeilDiv(tir::Min(block_cols, N - j0), kColTile), ForKind::kSerial, col_tile)));
   // At least one slice, so that an empty reduction (K = 0) stores zeros (+ bias).
   Stmt block = Loop(kb, tir::Max(CeilDiv(K, kDepth), 1), ForKind::kSerial, slice);
-  block = tir::AllocateNode::make(panel, tir::AllocateNode::make(acc, block));
+  tir::Var fr("r"), fc("c");
+  PrimExpr result = Load(partial, {fr, fc});
+  if (g.bias) result = result + g.bias(j0 + fc);
+  Stmt final_store = Loop(fr, tir::Min(block_rows, M - i0), ForKind::kSerial,
+                          Loop(fc, tir::Min(block_cols, N - j0), ForKind::kVectorized,
+                               Store(g.out, g.out_index(batch, i0 + fr, j0 + fc), result)));
+  block = tir::AllocateNode::make(
+      partial,
+      tir::AllocateNode::make(panel, tir::AllocateNode::make(acc, tir::SeqStmtNode::make({block, final_store}))));
   block = Let(i0, tir::FloorMod(tir::FloorDiv(task, col_blocks), row_blocks) * block_rows,
               Let(j0, tir::FloorMod(task, col_blocks) * block_cols, block));
   if (!g.batch.empty()) block = Let(batch_task, tir::FloorDiv(task, row_blocks * col_blocks), block);

@@ -77,6 +77,26 @@ std::string_view AttrKindName(AttrKind kind) {
   return "?";
 }
 
+std::string_view OpPatternName(OpPattern pattern) {
+  switch (pattern) {
+    case OpPattern::kElementwise: return "elementwise";
+    case OpPattern::kBroadcast: return "broadcast";
+    case OpPattern::kInjective: return "injective";
+    case OpPattern::kReduction: return "reduction";
+    case OpPattern::kOutputFusable: return "output_fusable";
+    case OpPattern::kOpaque: return "opaque";
+  }
+  return "opaque";
+}
+
+std::optional<OpPattern> ParseOpPattern(std::string_view name) {
+  for (OpPattern p : {OpPattern::kElementwise, OpPattern::kBroadcast, OpPattern::kInjective, OpPattern::kReduction,
+                      OpPattern::kOutputFusable, OpPattern::kOpaque}) {
+    if (OpPatternName(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
 const std::string& OpCall::name() const { return def_.name; }
 
 graph::StructInfo OpCall::arg_sinfo(size_t i) const {

@@ -82,6 +82,20 @@ using InferFn = std::function<StatusOr<graph::StructInfo>(const OpCall& call)>;
 // the outputs) and returns the loop nest.
 using LegalizeFn = std::function<StatusOr<tir::Stmt>(const OpCall& call, KernelBuilder& builder)>;
 
+// How an operator's default kernel may take part in fusion (FuseOps reads it
+// from the kernel's `op_pattern` attribute; see docs/pipeline.md):
+//  - kElementwise: out[i] = f(x[i]) over one shape;
+//  - kBroadcast: elementwise after numpy broadcasting of the inputs;
+//  - kInjective: every output element is a function of input elements at
+//    computed indices (reshape, transpose, slices, gathers);
+//  - kReduction: output elements combine many input elements (sum, softmax);
+//  - kOutputFusable: a compute-heavy op (conv2d, matmul, dense) whose results
+//    may get an elementwise epilogue at their final stores;
+//  - kOpaque: never fused (several outputs, side effects, or unknown kernels).
+enum class OpPattern { kElementwise, kBroadcast, kInjective, kReduction, kOutputFusable, kOpaque };
+std::string_view OpPatternName(OpPattern pattern);  // "elementwise", ..., "output_fusable", "opaque"
+std::optional<OpPattern> ParseOpPattern(std::string_view name);
+
 struct OpDef {
   std::string name;
   // Argument names in order, for error messages (a tuple of tensors, as the
@@ -94,6 +108,9 @@ struct OpDef {
   // Null when the operator has no default tensor program (a dispatch pass must
   // lower it); LegalizeOps then reports it.
   LegalizeFn legalize;
+  // The fusion pattern of the default kernel (an op registered by a user is
+  // opaque unless it says otherwise).
+  OpPattern pattern = OpPattern::kOpaque;
 };
 
 // Adds an operator (or replaces one a user registered before, when `replace`).

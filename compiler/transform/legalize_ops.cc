@@ -47,7 +47,8 @@ class Legalizer : public Normalizer {
       Fail(body.status().message());
       return;
     }
-    tir::PrimFunc kernel = builder.Finish(std::move(body).value(), {{"op", def->name}});
+    tir::PrimFunc kernel = builder.Finish(
+        std::move(body).value(), {{"op", def->name}, {"op_pattern", std::string(op::OpPatternName(def->pattern))}});
     std::string kernel_name = Intern(def->name, kernel);
 
     std::vector<Expr> call_args = {GlobalVarNode::make(kernel_name), TupleNode::make(builder.call_args())};

@@ -25,6 +25,7 @@
 namespace strata::graph {
 
 using analysis::BaseCheck;
+using analysis::BindParamSymbols;
 using analysis::CheckBaseOf;
 using analysis::DimText;
 using analysis::StructInfoText;
@@ -49,38 +50,6 @@ std::string BufferText(const tir::Buffer& buffer) {
   }
   if (buffer->shape.size() == 1) text += ",";
   return text + "), " + buffer->dtype.ToString() + "]";
-}
-
-// Records callee shape variable -> argument dimension for every parameter
-// dimension that is a plain variable (first occurrence wins).
-void BindParamSymbols(const StructInfo& param, const StructInfo& arg, std::map<const tir::VarNode*, PrimExpr>* subst) {
-  if (!param.defined() || !arg.defined()) return;
-  if (const auto* pt = param.as<TupleStructInfoNode>()) {
-    const auto* at = arg.as<TupleStructInfoNode>();
-    if (!at || at->fields.size() != pt->fields.size()) return;
-    for (size_t i = 0; i < pt->fields.size(); ++i) BindParamSymbols(pt->fields[i], at->fields[i], subst);
-    return;
-  }
-  const std::optional<std::vector<PrimExpr>>* pdims = nullptr;
-  const std::optional<std::vector<PrimExpr>>* adims = nullptr;
-  if (const auto* p = param.as<TensorStructInfoNode>()) {
-    const auto* a = arg.as<TensorStructInfoNode>();
-    if (!a) return;
-    pdims = &p->shape;
-    adims = &a->shape;
-  } else if (const auto* p = param.as<ShapeStructInfoNode>()) {
-    const auto* a = arg.as<ShapeStructInfoNode>();
-    if (!a) return;
-    pdims = &p->values;
-    adims = &a->values;
-  } else {
-    return;
-  }
-  if (!*pdims || !*adims || (*pdims)->size() != (*adims)->size()) return;
-  for (size_t i = 0; i < (*pdims)->size(); ++i) {
-    const auto* var = (**pdims)[i].as<tir::VarNode>();
-    if (var && !subst->count(var)) subst->emplace(var, (**adims)[i]);
-  }
 }
 
 }  // namespace

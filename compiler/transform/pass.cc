@@ -11,6 +11,8 @@
 #include "compiler/transform/call_tir_rewrite.h"
 #include "compiler/transform/cpu_blas_dispatch.h"
 #include "compiler/transform/dispatch_tir.h"
+#include "compiler/transform/fuse_ops.h"
+#include "compiler/transform/fuse_tir.h"
 #include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/place_on_devices.h"
@@ -32,8 +34,8 @@ struct Registry {
     for (Pass pass :
          {Pass{"Normalize", Normalize}, Pass{"WellFormed", analysis::WellFormed}, Pass{"DispatchTIR", DispatchTIR},
           Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
-          Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }},
-          Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
+          Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }}, Pass{"FuseOps", FuseOps},
+          Pass{"FuseTIR", FuseTIR}, Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
           Pass{"PlanMemory", PlanMemory}}) {
       passes.emplace(pass.name, pass);
     }

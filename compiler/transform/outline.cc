@@ -1,5 +1,5 @@
 // Outlining groups of bindings into functions (see outline.h).
-#include "compiler/byoc/outline.h"
+#include "compiler/transform/outline.h"
 
 #include <map>
 #include <queue>
@@ -9,7 +9,7 @@
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/transform/normalize.h"
 
-namespace strata::byoc {
+namespace strata::transform {
 
 using namespace graph;  // NOLINT: a graph-level rewrite
 
@@ -392,4 +392,4 @@ Status OutlineInFunction(ir::IRModule* module, const std::string& caller,
   return Status::Ok();
 }
 
-}  // namespace strata::byoc
+}  // namespace strata::transform

@@ -37,7 +37,13 @@
 #include "compiler/pattern/pattern_matcher.h"
 #include "support/status.h"
 
-namespace strata::byoc {
+namespace strata::transform {
+
+// Attributes that mark outlined functions; passes that must leave them alone,
+// or that lower them, read these.
+inline constexpr const char* kCompositeAttr = "composite";  // a BYOC composite: the pattern name
+inline constexpr const char* kCodegenAttr = "codegen";      // offloaded to a BYOC backend: its name
+inline constexpr const char* kPrimitiveAttr = "primitive";  // a FuseOps group, for FuseTIR
 
 // Global names "base_0", "base_1", ... that the module does not use yet.
 class GlobalNames {
@@ -79,4 +85,4 @@ Status OutlineInFunction(ir::IRModule* module, const std::string& caller,
                          const std::vector<pattern::BlockMatcher>& matchers,
                          const std::vector<std::vector<OutlineGroup>>& groups);
 
-}  // namespace strata::byoc
+}  // namespace strata::transform
