@@ -3,6 +3,8 @@
 // makes at least 1.5x fewer kernel launches and fewer VM instructions per
 // inference (counted by the profiler).
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,40 @@ std::vector<std::string> ZooModels() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooFusion, ::testing::ValuesIn(ZooModels()));
+
+using FusionCli = StrataCliTest;
+
+bool AnyFileContains(const fs::path& dir, const std::string& name_part, const std::string& text) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().find(name_part) == std::string::npos) continue;
+    std::ifstream in(entry.path());
+    std::stringstream content;
+    content << in.rdbuf();
+    if (content.str().find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// --dump-ir shows the module after FuseOps (primitive functions) and after
+// FuseTIR (fused kernels); --no-fuse runs neither, and both builds give
+// onnxruntime's result.
+TEST_F(FusionCli, DumpShowsBothPassesAndNoFuseTurnsThemOff) {
+  const std::string model = SourcePath("tests/fixtures/onnx/cnn/model.onnx");
+  const std::string io = "--input=@" + SourcePath("tests/fixtures/onnx/cnn/run_1/in0.npy") + " --expected-output=@" +
+                         SourcePath("tests/fixtures/onnx/cnn/run_1/out0.npy");
+  const fs::path fused_dump = dir_ / "fused", plain_dump = dir_ / "plain";
+  const std::string fused = (dir_ / "fused.stx").string(), plain = (dir_ / "plain.stx").string();
+  std::string out;
+  ASSERT_EQ(Run("compile " + model + " -o " + fused + " --dump-ir " + fused_dump.string(), &out), 0) << out;
+  EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseOps.sir", "attrs {primitive = 1}"));
+  EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseTIR.sir", "call_tir(@fused_conv2d_bias_add_relu"));
+  EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseTIR.sir", "fused_ops = \"conv2d,bias_add,relu\""));
+  ASSERT_EQ(Run("compile " + model + " --no-fuse -o " + plain + " --dump-ir " + plain_dump.string(), &out), 0) << out;
+  EXPECT_FALSE(AnyFileContains(plain_dump, "-Fuse", ""));
+  EXPECT_FALSE(AnyFileContains(plain_dump, "-CallTIRRewrite.sir", "fused_"));
+  ASSERT_EQ(Run("run " + fused + " " + io, &out), 0) << out;
+  ASSERT_EQ(Run("run " + plain + " " + io, &out), 0) << out;
+}
 
 }  // namespace
 }  // namespace strata::testing

@@ -35,8 +35,9 @@ TEST(ManipulationInfer, ReshapeOfBT64ToBT4x16IsProvenForEveryBAndT) {
   EXPECT_EQ(Infer("x: Tensor[(b, t, 64), f32]", "reshape(x, shape(b, t, 4, 16))"), "Tensor[(b, t, 4, 16), f32]");
   // Proven: the kernel is a plain copy with no element-count check, and indexes
   // the input without divisions.
-  EXPECT_EQ(Kernel("x: Tensor[(b, t, 64), f32]", "reshape(x, shape(b, t, 4, 16))", "reshape"),
-            R"(prim_func @reshape(A: Buffer[(b, t, 64), f32], Out: Buffer[(b, t, 4, 16), f32]) attrs {op = "reshape"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(b, t, 64), f32]", "reshape(x, shape(b, t, 4, 16))", "reshape"),
+      R"(prim_func @reshape(A: Buffer[(b, t, 64), f32], Out: Buffer[(b, t, 4, 16), f32]) attrs {op = "reshape", op_pattern = "injective"} {
   for i0 in parallel(0, b) {
     for i1 in range(0, t) {
       for i2 in range(0, 4) {
@@ -155,8 +156,9 @@ TEST(ManipulationInfer, Transpose) {
 }
 
 TEST(ManipulationLegalize, TransposeTilesTheTwoAxesThatSwapContiguity) {
-  EXPECT_EQ(Kernel("x: Tensor[(b, n, m), f32]", "transpose(x, axes=[0, 2, 1])", "transpose"),
-            R"(prim_func @transpose(A: Buffer[(b, n, m), f32], Out: Buffer[(b, m, n), f32]) attrs {op = "transpose"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(b, n, m), f32]", "transpose(x, axes=[0, 2, 1])", "transpose"),
+      R"(prim_func @transpose(A: Buffer[(b, n, m), f32], Out: Buffer[(b, m, n), f32]) attrs {op = "transpose", op_pattern = "injective"} {
   for i0 in parallel(0, b) {
     for i1_outer in range(0, (m + 63) // 64) {
       for i2_outer in range(0, (n + 63) // 64) {
@@ -510,8 +512,9 @@ TEST(ManipulationInfer, ArangeOffsetAndShapeToTensor) {
 }
 
 TEST(ManipulationLegalize, ShapeToTensorReadsTheShapeVariablesAsScalarParameters) {
-  EXPECT_EQ(Kernel("x: Tensor[(n, m), f32]", "shape_to_tensor(shape(n, m * 2))", "shape_to_tensor"),
-            R"(prim_func @shape_to_tensor(Out: Buffer[(2,), i64], n: i64, m: i64) attrs {op = "shape_to_tensor"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(n, m), f32]", "shape_to_tensor(shape(n, m * 2))", "shape_to_tensor"),
+      R"(prim_func @shape_to_tensor(Out: Buffer[(2,), i64], n: i64, m: i64) attrs {op = "shape_to_tensor", op_pattern = "opaque"} {
   Out[0] = n
   Out[1] = m * 2
 }
@@ -519,8 +522,9 @@ TEST(ManipulationLegalize, ShapeToTensorReadsTheShapeVariablesAsScalarParameters
 }
 
 TEST(ManipulationLegalize, CreationTakesDimsNoInputBindsAsScalarParameters) {
-  EXPECT_EQ(Kernel("x: Tensor[(n, m), f32]", "full(shape(n, m * 2), fill_value=-1, dtype=i32)", "full"),
-            R"(prim_func @full(Out: Buffer[(n, m * 2), i32], n: i64, m: i64) attrs {op = "full"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(n, m), f32]", "full(shape(n, m * 2), fill_value=-1, dtype=i32)", "full"),
+      R"(prim_func @full(Out: Buffer[(n, m * 2), i32], n: i64, m: i64) attrs {op = "full", op_pattern = "injective"} {
   for i0 in parallel(0, n) {
     for i1 in vectorized(0, m * 2) {
       Out[i0, i1] = -1i32

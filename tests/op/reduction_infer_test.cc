@@ -48,8 +48,9 @@ TEST(ReductionInfer, ErrorsNameTheOperatorAttributeAndShape) {
 }
 
 TEST(ReductionLegalize, InnermostReducedAxisUsesVectorLanesFoldedPairwise) {
-  EXPECT_EQ(Kernel("x: Tensor[(n, m), f32]", "max(x, axes=[1])", "max"),
-            R"(prim_func @max(A: Buffer[(n, m), f32], Out: Buffer[(n,), f32]) attrs {op = "max"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(n, m), f32]", "max(x, axes=[1])", "max"),
+      R"(prim_func @max(A: Buffer[(n, m), f32], Out: Buffer[(n,), f32]) attrs {op = "max", op_pattern = "reduction"} {
   for i0 in parallel(0, n) {
     alloc acc: Buffer[(32,), f32]
     for lane in vectorized(0, 32) {
@@ -81,8 +82,9 @@ TEST(ReductionLegalize, InnermostReducedAxisUsesVectorLanesFoldedPairwise) {
 }
 )");
   // A constant extent below the lane count needs only as many lanes, and no strip loop.
-  EXPECT_EQ(Kernel("x: Tensor[(n, 3), i32]", "sum(x, axes=[1])", "sum"),
-            R"(prim_func @sum(A: Buffer[(n, 3), i32], Out: Buffer[(n,), i32]) attrs {op = "sum"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(n, 3), i32]", "sum(x, axes=[1])", "sum"),
+      R"(prim_func @sum(A: Buffer[(n, 3), i32], Out: Buffer[(n,), i32]) attrs {op = "sum", op_pattern = "reduction"} {
   for i0 in parallel(0, n) {
     alloc acc: Buffer[(4,), i32]
     for lane in vectorized(0, 4) {
@@ -102,8 +104,9 @@ TEST(ReductionLegalize, InnermostReducedAxisUsesVectorLanesFoldedPairwise) {
 }
 
 TEST(ReductionLegalize, InnermostKeptAxisAccumulatesTilesLocally) {
-  EXPECT_EQ(Kernel("x: Tensor[(a, b, c), f32]", "mean(x, axes=[0])", "mean"),
-            R"(prim_func @mean(A: Buffer[(a, b, c), f32], Out: Buffer[(b, c), f32]) attrs {op = "mean"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(a, b, c), f32]", "mean(x, axes=[0])", "mean"),
+      R"(prim_func @mean(A: Buffer[(a, b, c), f32], Out: Buffer[(b, c), f32]) attrs {op = "mean", op_pattern = "reduction"} {
   for i1 in parallel(0, b) {
     for tile in range(0, (c + 255) // 256) {
       alloc acc: Buffer[(256,), f32]
@@ -123,8 +126,9 @@ TEST(ReductionLegalize, InnermostKeptAxisAccumulatesTilesLocally) {
 }
 )");
   // A constant innermost extent that fits one tile needs no tile loop. f16 accumulates in f32.
-  EXPECT_EQ(Kernel("x: Tensor[(n, 8), f16]", "min(x, axes=[0], keepdims=true)", "min"),
-            R"(prim_func @min(A: Buffer[(n, 8), f16], Out: Buffer[(1, 8), f16]) attrs {op = "min"} {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(n, 8), f16]", "min(x, axes=[0], keepdims=true)", "min"),
+      R"(prim_func @min(A: Buffer[(n, 8), f16], Out: Buffer[(1, 8), f16]) attrs {op = "min", op_pattern = "reduction"} {
   alloc acc: Buffer[(8,), f32]
   for i1 in vectorized(0, 8) {
     acc[i1] = inf

@@ -69,17 +69,18 @@ TEST(PipelineTest, InsertBeforeAndAfterNamedPasses) {
   Pipeline pipeline = driver::DefaultPipeline();
   EXPECT_EQ(pipeline.names(), driver::DefaultPipelinePassNames());
   ASSERT_TRUE(pipeline.InsertBefore("LegalizeOps", Identity("Dispatch")).ok());
-  ASSERT_TRUE(pipeline.InsertAfter("CallTIRRewrite", Identity("FuseOps")).ok());
+  ASSERT_TRUE(pipeline.InsertAfter("CallTIRRewrite", Identity("MyOpt")).ok());
   // WellFormed appears twice: insertion goes next to the first one.
   ASSERT_TRUE(pipeline.InsertAfter("WellFormed", Identity("Check")).ok());
   EXPECT_EQ(pipeline.names(),
             (std::vector<std::string>{"Normalize", "WellFormed", "Check", "FoldConstants", "DispatchTIR", "Dispatch",
-                                      "LegalizeOps", "CallTIRRewrite", "FuseOps", "PlanMemory", "VMShapeLower",
-                                      "KillAfterLastUse", "WellFormed"}));
+                                      "LegalizeOps", "FuseOps", "FuseTIR", "CallTIRRewrite", "MyOpt", "PlanMemory",
+                                      "VMShapeLower", "KillAfterLastUse", "WellFormed"}));
   Status missing = pipeline.InsertBefore("SimplifyGraph", Identity("X"));
   EXPECT_EQ(missing.message(),
             "no pass 'SimplifyGraph' in the pipeline (Normalize, WellFormed, Check, FoldConstants, DispatchTIR, "
-            "Dispatch, LegalizeOps, CallTIRRewrite, FuseOps, PlanMemory, VMShapeLower, KillAfterLastUse, WellFormed)");
+            "Dispatch, LegalizeOps, FuseOps, FuseTIR, CallTIRRewrite, MyOpt, PlanMemory, VMShapeLower, "
+            "KillAfterLastUse, WellFormed)");
 }
 
 TEST(PipelineTest, CallbackSeesEveryPassAndWhetherItChangedTheModule) {
