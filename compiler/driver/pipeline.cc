@@ -33,8 +33,10 @@ void RegisterCompilerPasses() {
 }
 
 std::vector<std::string> DefaultPipelinePassNames() {
-  return {"Normalize",      "WellFormed", "FoldConstants", "DispatchTIR",      "LegalizeOps",
-          "CallTIRRewrite", "PlanMemory", "VMShapeLower",  "KillAfterLastUse", "WellFormed"};
+  return {
+      "Normalize",           "WellFormed",  "Canonicalize", "FoldBatchNorm",  "FoldConstants", "EliminateCommonSubexpr",
+      "DeadCodeElimination", "DispatchTIR", "LegalizeOps",  "CallTIRRewrite", "PlanMemory",    "VMShapeLower",
+      "KillAfterLastUse",    "WellFormed"};
 }
 
 transform::Pipeline DefaultPipeline() {

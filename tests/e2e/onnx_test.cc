@@ -336,7 +336,7 @@ TEST(OnnxImport, AnEinsumOutsideTheSupportedFormsIsRefusedNamingTheEquation) {
 
 TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
   // y = x @ Transpose(W) * 2: the transpose of the initializer and its scaling
-  // become one constant (FoldConstants, the pipeline's third pass); only the
+  // become one constant (FoldConstants, in the pipeline after FoldBatchNorm); only the
   // matmul remains a call.
   onnx::ModelProto model;
   ASSERT_TRUE(model.ParseFromString(OneNodeModel("Identity", 17)));
