@@ -3,8 +3,16 @@
 //
 //   Normalize        struct info on every value; annotations and call_tir checked
 //   WellFormed       scoping, dataflow, @names, bound symbolic variables
-//   FoldConstants    operator calls on constants alone (work on weights) computed
-//                    once at compile time (transform/fold_constants.h)
+//   Canonicalize     reshape/transpose chains merged, identity reshapes and
+//                    transposes, x * 1 and x + 0 removed (canonicalize.h)
+//   FoldBatchNorm    batch_norm after a conv folded into its weight and bias,
+//                    as calls on constants (fold_batch_norm.h)
+//   FoldConstants    operator calls on constants alone (work on weights, the
+//                    folded batch norms) computed once at compile time
+//                    (transform/fold_constants.h)
+//   EliminateCommonSubexpr  a pure value computed twice in a block computed once
+//   DeadCodeElimination     unused bindings without effects removed; what the
+//                    passes before left behind (dead_code_elimination.h)
 //   DispatchTIR      operator calls -> call_tir of hand-written tensor programs
 //                    that opt in with attrs {dispatch = "op"} (dispatch_tir.h)
 //   LegalizeOps      operator calls -> call_tir of generated default kernels

@@ -9,8 +9,12 @@
 #include "compiler/analysis/well_formed.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/call_tir_rewrite.h"
+#include "compiler/transform/canonicalize.h"
 #include "compiler/transform/cpu_blas_dispatch.h"
+#include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/dispatch_tir.h"
+#include "compiler/transform/eliminate_common_subexpr.h"
+#include "compiler/transform/fold_batch_norm.h"
 #include "compiler/transform/fuse_ops.h"
 #include "compiler/transform/fuse_tir.h"
 #include "compiler/transform/legalize_ops.h"
@@ -32,7 +36,9 @@ struct Registry {
 
   Registry() {
     for (Pass pass :
-         {Pass{"Normalize", Normalize}, Pass{"WellFormed", analysis::WellFormed}, Pass{"DispatchTIR", DispatchTIR},
+         {Pass{"Normalize", Normalize}, Pass{"WellFormed", analysis::WellFormed}, Pass{"Canonicalize", Canonicalize},
+          Pass{"FoldBatchNorm", FoldBatchNorm}, Pass{"EliminateCommonSubexpr", EliminateCommonSubexpr},
+          Pass{"DeadCodeElimination", DeadCodeElimination}, Pass{"DispatchTIR", DispatchTIR},
           Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
           Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }}, Pass{"FuseOps", FuseOps},
           Pass{"FuseTIR", FuseTIR}, Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},

@@ -1,7 +1,8 @@
 // Passes, the pass registry and pipelines.
 //
 // A pass is a named IRModule -> IRModule function. The registry maps names to
-// passes: this layer's own (Normalize, WellFormed, DispatchTIR, LegalizeOps,
+// passes: this layer's own (Normalize, WellFormed, Canonicalize, FoldBatchNorm,
+// EliminateCommonSubexpr, DeadCodeElimination, DispatchTIR, LegalizeOps,
 // CallTIRRewrite, PlanMemory, ...) are always there; the layers above register
 // theirs (driver::RegisterCompilerPasses: BYOC, the VM backend, FoldConstants),
 // and targets, integrations or tests add their own with RegisterPass. A Pipeline is an ordered list of passes that can

@@ -334,9 +334,29 @@ TEST(OnnxImport, AnEinsumOutsideTheSupportedFormsIsRefusedNamingTheEquation) {
   EXPECT_EQ(imported.status().code(), StatusCode::kUnimplemented);
 }
 
+TEST(OnnxImport, BatchNormsAfterConvolutionsFoldIntoTheirWeights) {
+  // Every Conv -> BatchNormalization of the ResNet fixture becomes one conv2d
+  // with constant weights and one bias_add of a constant (FoldBatchNorm, then
+  // FoldConstants); the zoo tests check the folded model's numbers.
+  auto imported = frontend::ImportOnnxFile(
+      (fs::path(SourcePath("tests/fixtures/onnx")) / "resnet_basicblock" / "model.onnx").string());
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  ASSERT_NE(ir::PrintModule(*imported).find("batch_norm("), std::string::npos);
+  driver::RegisterCompilerPasses();
+  auto fold = transform::Pipeline::FromNames({"Normalize", "WellFormed", "Canonicalize", "FoldBatchNorm",
+                                              "FoldConstants", "EliminateCommonSubexpr", "DeadCodeElimination"});
+  ASSERT_TRUE(fold.ok()) << fold.status().message();
+  auto module = fold->Run(std::move(imported).value());
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::string text = ir::PrintModule(*module);
+  for (const char* gone : {"batch_norm(", "sqrt(", "multiply(", "divide("}) {
+    EXPECT_EQ(text.find(gone), std::string::npos) << gone << " in:\n" << text;
+  }
+}
+
 TEST(OnnxImport, WorkOnWeightsAloneIsFoldedAtCompileTime) {
   // y = x @ Transpose(W) * 2: the transpose of the initializer and its scaling
-  // become one constant (FoldConstants, the pipeline's third pass); only the
+  // become one constant (FoldConstants, in the pipeline after FoldBatchNorm); only the
   // matmul remains a call.
   onnx::ModelProto model;
   ASSERT_TRUE(model.ParseFromString(OneNodeModel("Identity", 17)));
