@@ -111,11 +111,17 @@ class RatioReporter : public Base {
   std::vector<RatioCounter> ratios_;
 };
 
-// Runs the registered benchmarks (after benchmark::Initialize) with the ratios
-// added, in the format the command line asked for.
-inline void RunBenchmarksWithRatios(int argc, char** argv, std::vector<RatioCounter> ratios) {
+// Whether the command line asks for --benchmark_format=json; call it before
+// benchmark::Initialize, which removes the flags it reads from argv.
+inline bool JsonRequested(int argc, char** argv) {
   bool json = false;
   for (int i = 1; i < argc; ++i) json = json || std::string(argv[i]) == "--benchmark_format=json";
+  return json;
+}
+
+// Runs the registered benchmarks (after benchmark::Initialize) with the ratios
+// added, as JSON or for the console.
+inline void RunBenchmarksWithRatios(bool json, std::vector<RatioCounter> ratios) {
   if (json) {
     RatioReporter<benchmark::JSONReporter> reporter(std::move(ratios));
     benchmark::RunSpecifiedBenchmarks(&reporter);

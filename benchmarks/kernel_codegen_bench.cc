@@ -243,9 +243,10 @@ int main(int argc, char** argv) {
           ->UseRealTime();
     }
   }
+  const bool json = strata::bench::JsonRequested(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  strata::bench::RunBenchmarksWithRatios(argc, argv, {{"cpp_loop_us", "speedup_vs_cpp"}});
+  strata::bench::RunBenchmarksWithRatios(json, {{"cpp_loop_us", "speedup_vs_cpp"}});
   benchmark::Shutdown();
   return 0;
 }

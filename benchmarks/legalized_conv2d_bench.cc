@@ -253,9 +253,10 @@ int main(int argc, char** argv) {
           ->UseRealTime();
     }
   }
+  const bool json = strata::bench::JsonRequested(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  strata::bench::RunBenchmarksWithRatios(argc, argv, {{"onednn_us", "ratio_vs_onednn"}});
+  strata::bench::RunBenchmarksWithRatios(json, {{"onednn_us", "ratio_vs_onednn"}});
   benchmark::Shutdown();
   return 0;
 }

@@ -236,10 +236,11 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
+  const bool json = strata::bench::JsonRequested(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   strata::bench::RunBenchmarksWithRatios(
-      argc, argv, {{"default_us", "speedup_vs_default"}, {"fused_us", "fusion_speedup", /*row_over_baseline=*/true}});
+      json, {{"default_us", "speedup_vs_default"}, {"fused_us", "fusion_speedup", /*row_over_baseline=*/true}});
   benchmark::Shutdown();
   return 0;
 }

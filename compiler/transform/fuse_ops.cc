@@ -121,11 +121,16 @@ class BlockFuser {
       g.all_recomputable = traits_[i]->recomputable;
       g.final_stores = traits_[i]->final_stores;
     }
-    for (size_t c = 0; c < bindings.size(); ++c) {
-      if (!traits_[c]) continue;
-      const auto* call = bindings[c].value.as<CallNode>();
-      const auto& inputs = call->args[1].as<TupleNode>()->fields;
-      for (size_t j = 0; j < inputs.size(); ++j) TryMerge(c, j, inputs[j]);
+    // Until nothing changes: a value whose users join one group later in the
+    // sweep (the two uses of x in x * f(x)) merges on the next one.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t c = 0; c < bindings.size(); ++c) {
+        if (!traits_[c]) continue;
+        const auto* call = bindings[c].value.as<CallNode>();
+        const auto& inputs = call->args[1].as<TupleNode>()->fields;
+        for (const Expr& input : inputs) changed = TryMerge(c, input) || changed;
+      }
     }
     std::vector<std::set<size_t>> result;
     for (auto& [root, group] : groups_) {
@@ -143,22 +148,44 @@ class BlockFuser {
     return i;
   }
 
-  void TryMerge(size_t consumer, size_t input_index, const Expr& input) {
+  // Whether every use of `var` by binding `user` is an input its kernel reads
+  // only at its own position over the same shape.
+  bool EpilogueOf(size_t user, const VarNode* var) const {
+    const auto& inputs = block_.bindings()[user].value.as<CallNode>()->args[1].as<TupleNode>()->fields;
+    bool any = false;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (inputs[j].get() != var) continue;
+      if (!traits_[user]->epilogue_of[j]) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  bool TryMerge(size_t consumer, const Expr& input) {
     const auto* var = input.as<VarNode>();
-    if (var == nullptr) return;
+    if (var == nullptr) return false;
     std::optional<size_t> producer = block_.DefiningBinding(var);
-    if (!producer || !traits_[*producer] || block_.UsedAfter(var)) return;
-    const std::vector<size_t>& users = block_.Users(var);
-    if (users.size() != 1 || users[0] != consumer) return;
+    if (!producer || !traits_[*producer] || block_.UsedAfter(var)) return false;
     const size_t producer_root = Find(*producer), consumer_root = Find(consumer);
-    if (producer_root == consumer_root) return;
+    if (producer_root == consumer_root) return false;
+    // Every user of the value must be in the consumer's group (and a call_tir
+    // whose kernel reads it): a value used by two groups is materialized.
+    const std::vector<size_t>& users = block_.Users(var);
+    bool into_heavy_user = false;
+    for (size_t user : users) {
+      if (!traits_[user] || Find(user) != consumer_root) return false;
+      into_heavy_user = into_heavy_user || traits_[user]->pattern == OpPattern::kOutputFusable;
+    }
     Group& from = groups_.at(producer_root);
     Group& into = groups_.at(consumer_root);
-    const KernelTraits& c = *traits_[consumer];
 
-    const bool chain = from.all_recomputable && c.pattern != OpPattern::kOutputFusable;
-    const bool epilogue = !chain && c.epilogue_of[input_index] && from.final_stores && !into.has_host;
-    if (!chain && !epilogue) return;
+    const bool chain = from.all_recomputable && !into_heavy_user;
+    bool epilogue = !chain && from.final_stores && !into.has_host;
+    for (size_t user : users) epilogue = epilogue && EpilogueOf(user, var);
+    // With several readers, the consumer group must collapse into one nest
+    // (all light) for the result to be read at one position only.
+    if (users.size() > 1) epilogue = epilogue && into.all_recomputable;
+    if (!chain && !epilogue) return false;
 
     // The group's root stays the consumer's (its result leaves the group).
     into.members.insert(from.members.begin(), from.members.end());
@@ -171,6 +198,7 @@ class BlockFuser {
     }
     group_of_[producer_root] = consumer_root;
     groups_.erase(producer_root);
+    return true;
   }
 
   const ir::IRModule& module_;
