@@ -10,6 +10,13 @@
 //                f32 tensors), each reading the previous call's output; both
 //                outputs are preallocated (parameters), so the program is the
 //                1000 Call instructions, each reading 2 registers, and a Ret.
+//   chain_kernel the same chain with a compiled kernel in place of the library
+//                function: add_one(A: f32[1], B: f32[1]) behind the kernel ABI
+//                (vm/kernel_abi.h), written in C with the checks the compiler's
+//                generated entry makes (benchmarks/bench_kernel_module.c), so the
+//                benchmark needs no compiler. Its direct row calls the kernel
+//                from C++ with the StrataKernelArg array and type codes built on
+//                the stack per call, as a C++ caller builds them.
 //   chain_alloc  the same chain with vm.builtin.alloc_tensor(shape, dtype)
 //                before every call: 2000 Calls (the tensor freed when its
 //                register is overwritten two steps later, in both rows; both
@@ -31,13 +38,19 @@
 //   vm rows only, against the direct row of the same case in the same run:
 //   direct_ns_per_call, overhead_ns_per_call (vm - direct) and vm_over_direct
 //   (the ratio; 1 = free dispatch).
+//   chain_kernel's vm row also: library_vm_ns_per_call (the chain/vm row of the
+//   same run) and kernel_over_library (the ratio; <= 1: a kernel call costs no
+//   more than a library call).
 // The overhead counters need the direct row to have run first: filter by case
-// (--benchmark_filter=chain/), not by row.
+// (--benchmark_filter=chain/), not by row; kernel_over_library needs the chain
+// case too (--benchmark_filter=chain).
 //
 // Every row runs its program once and checks the result before it is timed;
 // a wrong result fails the row (SkipWithError) and the program exits 1, which
 // is what the smoke test (VmDispatchBench.ChecksEveryCase) relies on.
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +64,8 @@
 #include "benchmarks/bench_util.h"
 #include "tests/vm/executable_builder.h"
 #include "vm/executable.h"
+#include "vm/kernel_abi.h"
+#include "vm/kernel_runtime.h"
 #include "vm/memory_pool.h"
 #include "vm/registry.h"
 #include "vm/virtual_machine.h"
@@ -175,6 +190,54 @@ Case ChainCase() {
       Value result;
       Status status = add.fn(add.context, argv, 2, &result);
       if (!status.ok()) return status;
+    }
+    return regs[ChainOut(kChainCalls - 1)];
+  };
+  return c;
+}
+
+#ifndef STRATA_BENCH_KERNEL_MODULE
+#error "STRATA_BENCH_KERNEL_MODULE must name the kernel module (set by benchmarks/CMakeLists.txt)"
+#endif
+
+std::vector<uint8_t> ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.good()) Die("cannot read " + path);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The kernel add_one as the executable resolved it: what the direct row calls.
+StrataKernelFn g_add_one_kernel = nullptr;
+
+Case ChainKernelCase() {
+  ExecutableBuilder b;
+  serialization::NativeModuleSpec module;
+  module.target_triple = "x86_64-pc-linux-gnu";
+  module.cpu = "generic";
+  module.code = ReadFileOrDie(STRATA_BENCH_KERNEL_MODULE);
+  module.symbols = {"add_one"};
+  b.spec.native_modules.push_back(std::move(module));
+  const int add = b.Kernel("add_one", 0, "add_one");
+  CodeBuilder code;
+  for (int i = 0; i < kChainCalls; ++i) code.Call(kVoid, add, {R(ChainIn(i)), R(ChainOut(i))});
+  code.Ret(ChainOut(kChainCalls - 1));
+  b.Bytecode("main", {"x", "out0", "out1"}, 3, code);
+  Case c;
+  c.name = "chain_kernel";
+  c.executable = OrDie(vm::Executable::LoadFromBytes(b.Write()));
+  g_add_one_kernel = c.executable->functions()[static_cast<size_t>(add)].kernel;
+  c.make_args = [] { return std::vector<Value>{F32Scalar(0.5f), F32Scalar(0), F32Scalar(0)}; };
+  c.instructions = kChainCalls + 1;
+  c.calls = kChainCalls;
+  c.check = CheckChain;
+  c.direct = [](const std::vector<Value>& args) -> StatusOr<Value> {
+    const Value* regs = args.data();
+    for (int i = 0; i < kChainCalls; ++i) {
+      StrataKernelArg argv[2];
+      argv[0].tensor = regs[ChainIn(i)].tensor()->dl();
+      argv[1].tensor = regs[ChainOut(i)].tensor()->dl();
+      const int32_t codes[2] = {STRATA_ARG_TENSOR, STRATA_ARG_TENSOR};
+      if (g_add_one_kernel(argv, codes, 2) != 0) return Status::Error("add_one failed: " + vm::TakeKernelError());
     }
     return regs[ChainOut(kChainCalls - 1)];
   };
@@ -329,7 +392,7 @@ Case& GetCase(const std::string& name) {
   static std::map<std::string, Case> cases = [] {
     RegisterFunctions();
     std::map<std::string, Case> all;
-    for (Case c : {ChainCase(), ChainAllocCase(), ShapeCase(), LoopCase()}) {
+    for (Case c : {ChainCase(), ChainKernelCase(), ChainAllocCase(), ShapeCase(), LoopCase()}) {
       c.args = c.make_args();
       all.emplace(c.name, std::move(c));
     }
@@ -351,6 +414,12 @@ void Fail(benchmark::State& state, const std::string& message) {
 
 // ns per call of each case's direct row, the last time it ran.
 std::map<std::string, double>& DirectNsPerCall() {
+  static std::map<std::string, double> ns;
+  return ns;
+}
+
+// ns per call of each case's vm row, the last time it ran.
+std::map<std::string, double>& VmNsPerCall() {
   static std::map<std::string, double> ns;
   return ns;
 }
@@ -419,9 +488,16 @@ void BM_Vm(benchmark::State& state, const std::string& name) {
     benchmark::DoNotOptimize(result);
     return true;
   });
-  auto direct = DirectNsPerCall().find(name);
-  if (state.error_occurred() || direct == DirectNsPerCall().end()) return;
+  if (state.error_occurred()) return;
   const double vm_ns = state.counters["ns_per_call"];
+  VmNsPerCall()[name] = vm_ns;
+  // The kernel chain against the library chain, both through the VM.
+  if (auto library = VmNsPerCall().find("chain"); name == "chain_kernel" && library != VmNsPerCall().end()) {
+    state.counters["library_vm_ns_per_call"] = library->second;
+    state.counters["kernel_over_library"] = vm_ns / library->second;
+  }
+  auto direct = DirectNsPerCall().find(name);
+  if (direct == DirectNsPerCall().end()) return;
   state.counters["direct_ns_per_call"] = direct->second;
   state.counters["overhead_ns_per_call"] = vm_ns - direct->second;
   state.counters["vm_over_direct"] = vm_ns / direct->second;
@@ -431,7 +507,8 @@ void BM_Vm(benchmark::State& state, const std::string& name) {
 }  // namespace strata::bench
 
 int main(int argc, char** argv) {
-  for (const char* name : {"chain", "chain_alloc", "shape", "loop"}) {
+  // chain before chain_kernel: its vm row reads chain's.
+  for (const char* name : {"chain", "chain_kernel", "chain_alloc", "shape", "loop"}) {
     // direct first: the vm row reads its time.
     benchmark::RegisterBenchmark((std::string("VmDispatch/") + name + "/direct").c_str(), strata::bench::BM_Direct,
                                  std::string(name))

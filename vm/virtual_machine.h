@@ -5,8 +5,10 @@
 // function passes pointers to registers, constants and immediates (no heap
 // allocation up to kMaxInlineArgs arguments); Call to a kernel builds its
 // StrataKernelArg array and its type codes on the stack (Tensor -> tensor, Shape
-// -> one i64 per dimension, Int -> i64, Float -> f64); the kernel checks the
-// codes, so a damaged call site cannot make it read an int as a pointer. The
+// -> one i64 per dimension, Int -> i64, Float -> f64), in one pass straight from
+// the operands when each is one slot, and passes a shared all-tensor codes array
+// when every argument is a tensor; the kernel checks the codes, so a damaged
+// call site cannot make it read an int as a pointer. The
 // bytecode was verified at load time, so the dispatch loop does no bounds checks
 // of its own. docs/vm.md describes the loop and its measured cost per instruction.
 //
@@ -91,7 +93,10 @@ class VirtualMachine {
   // entries are large and a Call would otherwise chase two of their fields).
   struct CallTarget {
     FunctionKind kind;
-    LibraryFn fn;                // library functions
+    union {
+      LibraryFn fn;           // library functions
+      StrataKernelFn kernel;  // compiled kernels
+    };
     void* context;               // library functions
     const VMFunction* function;  // every kind
   };

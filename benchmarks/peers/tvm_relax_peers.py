@@ -54,7 +54,9 @@ Every batch (a Google Benchmark repetition, a Python batch, a time_evaluator
 repeat) lasts at least --batch-seconds. Every measurement runs once per round
 (--rounds, default 3), the sides one after the other; each reported number is
 the median over the rounds. Ratios are TVM time / Strata time: above 1, Strata
-is faster.
+is faster. A last line gives Strata's compiled-kernel call over its library
+call (the two chains of the same vm_peer_bench run, per round): at most 1, a
+kernel call costs no more than a library call.
 
     cmake --build build --target vm_peer_bench
     python3 benchmarks/peers/tvm_relax_peers.py [--build-dir build] [--json out.json] [--markdown]
@@ -431,6 +433,11 @@ def main():
               time_cell(r, "tvm_compiled_cxx")] for r in results]
     print(format_table(header, table, args.markdown))
     print()
+    # Strata's own kernel call against its library call, the two chains of the
+    # same vm_peer_bench run in every round (the ratio of issue 16 part 3).
+    kernel_over_library = [k / l for k, l in zip(samples["chain_kernel"]["strata"], samples["chain_library"]["strata"])]
+    print(f"Strata compiled-kernel call / library call: {statistics.median(kernel_over_library):.2f} "
+          f"(rounds: {', '.join(f'{r:.2f}' for r in kernel_over_library)}; at most 1: a kernel call costs no more)")
     versions = {"tvm": tvm.__version__, "tvm_ffi": tvm_ffi.__version__, "numpy": np.__version__,
                 "python": platform.python_version()}
     machine = machine_description(context)
@@ -455,6 +462,8 @@ def main():
                          "TVM_NUM_THREADS": os.environ["TVM_NUM_THREADS"],
                          "STRATA_NUM_THREADS": os.environ["STRATA_NUM_THREADS"]},
             "results": results,
+            "strata_kernel_over_library": {"median": statistics.median(kernel_over_library),
+                                           "rounds": kernel_over_library},
             "samples": samples,
         }
         with open(args.json, "w") as out:

@@ -1,4 +1,7 @@
 // Calls into compiled kernels: a hand-written kernel module embedded in an executable.
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "tests/vm/executable_builder.h"
@@ -16,7 +19,7 @@ serialization::NativeModuleSpec TestModule() {
   m.target_triple = "x86_64-pc-linux-gnu";
   m.cpu = "generic";
   m.code = ReadFile(STRATA_TEST_KERNEL_MODULE);
-  m.symbols = {"add_scalar", "record_i64", "always_fails", "silent_failure"};
+  m.symbols = {"add_scalar", "record_i64", "always_fails", "silent_failure", "scale", "add_tensors"};
   return m;
 }
 
@@ -162,6 +165,148 @@ TEST_F(KernelCallTest, NonNumericKernelArgumentsAreRejected) {
   EXPECT_EQ(result.status().message(),
             "functions[1] 'main': instruction at word 0 (call): compiled kernel 'add_scalar' argument 1: cannot pass "
             "String \"oops\" (expected a Tensor, Shape, Int or Float)");
+}
+
+// One call site across calls: the VM writes each call's argument slots and type
+// codes from what its registers hold now (shapes, Int or Float scalars), and a
+// Shape where the kernel wants a scalar reaches the kernel as one i64 per
+// dimension (the generic path), which rejects the count, after which the site
+// works again.
+TEST_F(KernelCallTest, ACallSiteGetsEachCallsShapesAndScalarKinds) {
+  int shape_of = b_.Library("vm.builtin.shape_of");
+  int alloc = b_.Library("vm.builtin.alloc_tensor");
+  int scale = b_.Kernel("scale", 0, "scale");
+  int f32 = b_.DType(DataType::F32());
+  CodeBuilder code;
+  code.Call(2, shape_of, {R(0)}).Call(3, alloc, {R(2), C(f32)}).Call(kVoid, scale, {R(0), R(1), R(3)}).Ret(3);
+  b_.Bytecode("main", {"x", "s"}, 4, code);
+  auto exe = LoadOrDie(b_.Write());
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  struct Call {
+    Value x, s;
+    std::vector<float> want;
+  };
+  const std::vector<Call> calls = {
+      {F32({2}, {1, 2}), Value::FromInt(3), {3, 6}},
+      {F32({3, 2}, {1, 2, 3, 4, 5, 6}), Value::FromFloat(0.5), {0.5f, 1, 1.5f, 2, 2.5f, 3}},
+      {F32({1}, {4}), Value::FromInt(-1), {-4}},
+      {F32({2, 1, 2}, {1, -1, 2, -2}), Value::FromFloat(2), {2, -2, 4, -4}},
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (const Call& call : calls) {
+      const Value args[] = {call.x, call.s};
+      auto result = vm.Invoke("main", args);
+      ASSERT_TRUE(result.ok()) << result.status().message();
+      EXPECT_EQ(result->tensor()->shape().size(), call.x.tensor()->shape().size());
+      EXPECT_EQ(ToFloats(*result), call.want);
+    }
+    const Value bad[] = {F32({2}, {1, 2}), Value::FromShape({2, 3})};
+    auto result = vm.Invoke("main", bad);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().message(),
+              "functions[3] 'main': instruction at word 11 (call): compiled kernel 'scale' failed: scale: expected "
+              "(tensor, int or float, tensor)");
+  }
+}
+
+// All-tensor calls (a register and a tensor constant) and a call with more
+// operands than the one-pass path takes: the same values reach the kernel.
+TEST_F(KernelCallTest, AllTensorAndManyOperandCallsPassTheSameValues) {
+  int add = b_.Kernel("add_tensors", 0, "add_tensors");
+  int record = b_.Kernel("record_i64", 0, "record_i64");
+  int alloc = b_.Library("vm.builtin.alloc_tensor");
+  int bias = b_.Tensor<float>(DataType::F32(), {3}, {10, 20, 30});
+  int f32 = b_.DType(DataType::F32());
+  int i64 = b_.DType(DataType::I64());
+  int three = b_.Shape({3});
+  int twenty = b_.Shape({20});
+  CodeBuilder code;
+  code.Call(1, alloc, {C(three), C(f32)}).Call(kVoid, add, {R(0), C(bias), R(1)}).Ret(1);
+  b_.Bytecode("main", {"x"}, 2, code);
+  std::vector<int64_t> operands;
+  for (int i = 0; i < 20; ++i) operands.push_back(Imm(i * i - 7));
+  operands.push_back(R(0));
+  CodeBuilder code2;
+  code2.Call(0, alloc, {C(twenty), C(i64)}).Call(kVoid, record, operands).Ret(0);
+  b_.Bytecode("many", {}, 1, code2);
+  auto exe = LoadOrDie(b_.Write());
+  ASSERT_NE(exe, nullptr);
+  VirtualMachine vm(exe);
+  Value x = F32({3}, {1, 2, 3});
+  auto result = vm.Invoke("main", std::span<const Value>(&x, 1));
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(ToFloats(*result), (std::vector<float>{11, 22, 33}));
+  auto many = vm.Invoke("many", {});
+  ASSERT_TRUE(many.ok()) << many.status().message();
+  std::vector<int64_t> want;
+  for (int i = 0; i < 20; ++i) want.push_back(i * i - 7);
+  auto values = many->tensor()->ToVector<int64_t>();
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*values, want);
+}
+
+// VMs on several threads share one executable and call the same kernel call
+// site at the same time, each at its own shapes: every call sees its own
+// arguments (the arguments a call builds belong to the calling VM's thread).
+TEST_F(KernelCallTest, VmsSharingAnExecutableCallTheSameKernelConcurrentlyAtDifferentShapes) {
+  int shape_of = b_.Library("vm.builtin.shape_of");
+  int alloc = b_.Library("vm.builtin.alloc_tensor");
+  int add = b_.Kernel("add_tensors", 0, "add_tensors");
+  int scale = b_.Kernel("scale", 0, "scale");
+  int f32 = b_.DType(DataType::F32());
+  CodeBuilder code;
+  code.Call(2, shape_of, {R(0)})
+      .Call(3, alloc, {R(2), C(f32)})
+      .Call(kVoid, add, {R(0), R(0), R(3)})
+      .Call(kVoid, scale, {R(3), R(1), R(3)})
+      .Ret(3);
+  b_.Bytecode("main", {"x", "s"}, 4, code);
+  auto exe = LoadOrDie(b_.Write());
+  ASSERT_NE(exe, nullptr);
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 300;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      VirtualMachine vm(exe);
+      for (int i = 0; i < kCalls; ++i) {
+        // Thread t, call i: x of shape (t + 1, i % 5 + 1), scaled by t + i (an Int on even calls, a Float on odd).
+        const int64_t rows = t + 1, cols = i % 5 + 1;
+        std::vector<float> xs(static_cast<size_t>(rows * cols));
+        for (size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<float>(k) + 0.5f * static_cast<float>(t);
+        const std::vector<int64_t> shape = {rows, cols};
+        auto x = vm::Tensor::FromValues<float>(std::span<const int64_t>(shape), std::span<const float>(xs));
+        if (!x.ok()) {
+          failures[t] = x.status().message();
+          return;
+        }
+        const Value s = i % 2 == 0 ? Value::FromInt(t + i) : Value::FromFloat(t + i);
+        const Value args[] = {Value::FromTensor(std::move(x).value()), s};
+        auto result = vm.Invoke("main", args);
+        if (!result.ok()) {
+          failures[t] = result.status().message();
+          return;
+        }
+        auto got = result->tensor()->ToVector<float>();
+        const auto out_shape = result->tensor()->shape();
+        if (!got.ok() || out_shape.size() != 2 || out_shape[0] != rows || out_shape[1] != cols) {
+          failures[t] = "call " + std::to_string(i) + ": wrong result " + result->Describe();
+          return;
+        }
+        for (size_t k = 0; k < xs.size(); ++k) {
+          if ((*got)[k] != 2 * xs[k] * static_cast<float>(t + i)) {
+            failures[t] =
+                "call " + std::to_string(i) + ": element " + std::to_string(k) + " is " + std::to_string((*got)[k]);
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 TEST_F(KernelCallTest, MissingKernelSymbolIsALoadTimeErrorNamingIt) {

@@ -74,3 +74,45 @@ int32_t silent_failure(const StrataKernelArg* args, const int32_t* type_codes, i
   (void)num_args;
   return 7;
 }
+
+/* scale(in: f32[n...], s: int or float, out: f32[n...]): out = in * s. The
+ * scalar may come either way (the VM writes the code of what the register holds). */
+int32_t scale(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
+  if (num_args != 3 || type_codes[0] != STRATA_ARG_TENSOR || type_codes[2] != STRATA_ARG_TENSOR ||
+      (type_codes[1] != STRATA_ARG_INT && type_codes[1] != STRATA_ARG_FLOAT)) {
+    strata_runtime_api->set_error("scale: expected (tensor, int or float, tensor)");
+    return 1;
+  }
+  const DLTensor* in = args[0].tensor;
+  DLTensor* out = args[2].tensor;
+  if (NumElements(in) != NumElements(out)) {
+    strata_runtime_api->set_error("scale: parameter 'out' has a different size than 'in'");
+    return 2;
+  }
+  const float s = type_codes[1] == STRATA_ARG_INT ? (float)args[1].i64 : (float)args[1].f64;
+  const float* x = (const float*)in->data;
+  float* y = (float*)out->data;
+  for (int64_t i = 0; i < NumElements(in); ++i) y[i] = x[i] * s;
+  return 0;
+}
+
+/* add_tensors(a: f32[n...], b: f32[n...], out: f32[n...]): out = a + b, tensors only. */
+int32_t add_tensors(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
+  if (num_args != 3 || type_codes[0] != STRATA_ARG_TENSOR || type_codes[1] != STRATA_ARG_TENSOR ||
+      type_codes[2] != STRATA_ARG_TENSOR) {
+    strata_runtime_api->set_error("add_tensors: expected (tensor, tensor, tensor)");
+    return 1;
+  }
+  const DLTensor* a = args[0].tensor;
+  const DLTensor* b = args[1].tensor;
+  DLTensor* out = args[2].tensor;
+  if (NumElements(a) != NumElements(out) || NumElements(b) != NumElements(out)) {
+    strata_runtime_api->set_error("add_tensors: the three tensors differ in size");
+    return 2;
+  }
+  const float* x = (const float*)a->data;
+  const float* z = (const float*)b->data;
+  float* y = (float*)out->data;
+  for (int64_t i = 0; i < NumElements(out); ++i) y[i] = x[i] + z[i];
+  return 0;
+}
