@@ -154,6 +154,16 @@ class Canonicalizer : public Normalizer {
       if (!out.defined()) out = identity_if(b, IsConstantAll(a, 0));
     } else if (name == "subtract") {
       out = identity_if(a, IsConstantAll(b, 0));
+    } else if (name == "power" && SameTensorInfo(a->struct_info, result)) {
+      // Exporters write x ** 2 (a decomposed layer norm's variance) as Pow,
+      // which would be a libm pow per element: x * x is exact and vectorizes.
+      if (IsConstantAll(b, 1)) {
+        out = a;
+      } else if (IsConstantAll(b, 2)) {
+        out = Annotate(CallNode::make(OpNode::Get("multiply"), {a, a}, {}));
+      } else if (IsConstantAll(b, 0.5)) {
+        out = Annotate(CallNode::make(OpNode::Get("sqrt"), {a}, {}));
+      }
     }
     return out;
   }
