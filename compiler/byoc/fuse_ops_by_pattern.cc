@@ -17,7 +17,6 @@ using namespace graph;  // NOLINT: a graph-level pass
 using transform::GlobalNames;
 using transform::IsConvex;
 using transform::OutlineGroup;
-using transform::OutlineGroups;
 using transform::OutlineInFunction;
 using transform::VarsUsedAfterBlock;
 

@@ -19,9 +19,7 @@ using namespace graph;  // NOLINT: a graph-level pass
 using transform::GlobalNames;
 using transform::IsConvex;
 using transform::OutlineGroup;
-using transform::OutlineGroups;
-using transform::OutlineInFunction;
-using transform::VarsUsedAfterBlock;
+using transform::OutlineInCallers;
 
 namespace {
 
@@ -54,69 +52,50 @@ class DisjointSets {
 
 StatusOr<ir::IRModule> MergeCompositeFunctions(ir::IRModule module) {
   GlobalNames names(module);
-  std::vector<std::string> callers;
-  for (const auto& [name, func] : module.functions()) {
-    const auto* graph_func = std::get_if<Function>(&func);
-    if (graph_func != nullptr && (*graph_func)->attrs.count(kCompositeAttr) == 0 &&
-        (*graph_func)->attrs.count(kCodegenAttr) == 0) {
-      callers.push_back(name);
+  auto is_caller = [](const FunctionNode& func) {
+    return func.attrs.count(kCompositeAttr) == 0 && func.attrs.count(kCodegenAttr) == 0;
+  };
+  auto group_block = [&](const std::string& caller, size_t, const pattern::BlockMatcher& block) {
+    const size_t n = block.bindings().size();
+    std::vector<std::string> backend(n);
+    for (size_t i = 0; i < n; ++i) backend[i] = CompositeBackend(module, block.bindings()[i].value);
+
+    DisjointSets sets(n);
+    std::map<size_t, std::set<size_t>> members;  // by set representative
+    for (size_t i = 0; i < n; ++i) {
+      if (!backend[i].empty()) members[i] = {i};
     }
-  }
-
-  for (const std::string& caller : callers) {
-    Function func = module.GetGraphFunction(caller);
-    const auto* body = func->body.as<SeqExprNode>();
-    if (body == nullptr) continue;
-
-    std::vector<pattern::BlockMatcher> matchers;
-    matchers.reserve(body->blocks.size());
-    std::vector<std::vector<OutlineGroup>> groups(body->blocks.size());
-    bool any = false;
-    for (size_t b = 0; b < body->blocks.size(); ++b) {
-      matchers.emplace_back(body->blocks[b].bindings, VarsUsedAfterBlock(*body, b));
-      const pattern::BlockMatcher& block = matchers.back();
-      const size_t n = block.bindings().size();
-      std::vector<std::string> backend(n);
-      for (size_t i = 0; i < n; ++i) backend[i] = CompositeBackend(module, block.bindings()[i].value);
-
-      DisjointSets sets(n);
-      std::map<size_t, std::set<size_t>> members;  // by set representative
-      for (size_t i = 0; i < n; ++i) {
-        if (!backend[i].empty()) members[i] = {i};
-      }
-      for (size_t i = 0; i < n; ++i) {
-        if (backend[i].empty()) continue;
-        const auto* call = block.bindings()[i].value.as<CallNode>();
-        for (const Expr& arg : call->args) {
-          const auto* var = arg.as<VarNode>();
-          std::optional<size_t> producer = var ? block.DefiningBinding(var) : std::nullopt;
-          if (!producer || backend[*producer] != backend[i]) continue;
-          size_t a = sets.Find(*producer), c = sets.Find(i);
-          if (a == c) continue;
-          std::set<size_t> merged = members[a];
-          merged.insert(members[c].begin(), members[c].end());
-          if (!IsConvex(block, merged)) continue;
-          sets.Union(a, c);
-          members.erase(c);
-          members[a] = std::move(merged);
-        }
-      }
-      // Named in program order of their first binding.
-      std::vector<std::set<size_t>> ordered;
-      for (auto& [representative, group] : members) ordered.push_back(std::move(group));
-      std::sort(ordered.begin(), ordered.end(),
-                [](const std::set<size_t>& x, const std::set<size_t>& y) { return *x.begin() < *y.begin(); });
-      for (std::set<size_t>& group : ordered) {
-        const std::string& group_backend = backend[*group.begin()];
-        ir::Attrs attrs{{kCodegenAttr, group_backend}};
-        groups[b].push_back(OutlineGroup{group, names.Fresh(group_backend + "_" + caller), attrs});
-        any = true;
+    for (size_t i = 0; i < n; ++i) {
+      if (backend[i].empty()) continue;
+      const auto* call = block.bindings()[i].value.as<CallNode>();
+      for (const Expr& arg : call->args) {
+        const auto* var = arg.as<VarNode>();
+        std::optional<size_t> producer = var ? block.DefiningBinding(var) : std::nullopt;
+        if (!producer || backend[*producer] != backend[i]) continue;
+        size_t a = sets.Find(*producer), c = sets.Find(i);
+        if (a == c) continue;
+        std::set<size_t> merged = members[a];
+        merged.insert(members[c].begin(), members[c].end());
+        if (!IsConvex(block, merged)) continue;
+        sets.Union(a, c);
+        members.erase(c);
+        members[a] = std::move(merged);
       }
     }
-    if (!any) continue;
-
-    STRATA_RETURN_IF_ERROR(OutlineInFunction(&module, caller, matchers, groups));
-  }
+    // Named in program order of their first binding.
+    std::vector<std::set<size_t>> ordered;
+    for (auto& [representative, group] : members) ordered.push_back(std::move(group));
+    std::sort(ordered.begin(), ordered.end(),
+              [](const std::set<size_t>& x, const std::set<size_t>& y) { return *x.begin() < *y.begin(); });
+    std::vector<OutlineGroup> groups;
+    for (std::set<size_t>& group : ordered) {
+      const std::string& group_backend = backend[*group.begin()];
+      ir::Attrs attrs{{kCodegenAttr, group_backend}};
+      groups.push_back(OutlineGroup{group, names.Fresh(group_backend + "_" + caller), attrs});
+    }
+    return groups;
+  };
+  STRATA_RETURN_IF_ERROR(OutlineInCallers(&module, is_caller, group_block));
   return module;
 }
 

@@ -233,32 +233,19 @@ bool IsByocOrPrimitive(const FunctionNode& func) {
 }  // namespace
 
 StatusOr<ir::IRModule> FuseOps(ir::IRModule module) {
-  std::vector<std::string> callers;
-  for (const auto& [name, func] : module.functions()) {
-    const auto* graph_func = std::get_if<Function>(&func);
-    if (graph_func != nullptr && !IsByocOrPrimitive(**graph_func)) callers.push_back(name);
-  }
   analysis::NameSupply names;
   for (const auto& [name, func] : module.functions()) names.Reserve(name);
-  for (const std::string& caller : callers) {
-    Function func = module.GetGraphFunction(caller);
-    const auto* body = func->body.as<SeqExprNode>();
-    if (body == nullptr) continue;
-    std::vector<pattern::BlockMatcher> matchers;
-    matchers.reserve(body->blocks.size());
-    std::vector<std::vector<OutlineGroup>> groups(body->blocks.size());
-    bool any = false;
-    for (size_t b = 0; b < body->blocks.size(); ++b) {
-      matchers.emplace_back(body->blocks[b].bindings, VarsUsedAfterBlock(*body, b));
-      BlockFuser fuser(module, matchers.back());
-      for (std::set<size_t>& members : fuser.Run()) {
-        std::string name = names.Fresh(GroupName(body->blocks[b].bindings, members, module));
-        groups[b].push_back(OutlineGroup{std::move(members), std::move(name), ir::Attrs{{kPrimitiveAttr, int64_t{1}}}});
-        any = true;
-      }
-    }
-    if (any) STRATA_RETURN_IF_ERROR(OutlineInFunction(&module, caller, matchers, groups));
-  }
+  STRATA_RETURN_IF_ERROR(OutlineInCallers(
+      &module, [](const FunctionNode& func) { return !IsByocOrPrimitive(func); },
+      [&](const std::string&, size_t, const pattern::BlockMatcher& block) {
+        std::vector<OutlineGroup> groups;
+        BlockFuser fuser(module, block);
+        for (std::set<size_t>& members : fuser.Run()) {
+          std::string name = names.Fresh(GroupName(block.bindings(), members, module));
+          groups.push_back(OutlineGroup{std::move(members), std::move(name), ir::Attrs{{kPrimitiveAttr, int64_t{1}}}});
+        }
+        return groups;
+      }));
   return module;
 }
 

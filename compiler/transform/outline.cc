@@ -392,4 +392,29 @@ Status OutlineInFunction(ir::IRModule* module, const std::string& caller,
   return Status::Ok();
 }
 
+Status OutlineInCallers(ir::IRModule* module, const std::function<bool(const FunctionNode&)>& is_caller,
+                        const BlockGrouper& group_block) {
+  std::vector<std::string> callers;
+  for (const auto& [name, func] : module->functions()) {
+    const auto* graph_func = std::get_if<Function>(&func);
+    if (graph_func != nullptr && is_caller(**graph_func)) callers.push_back(name);
+  }
+  for (const std::string& caller : callers) {
+    Function func = module->GetGraphFunction(caller);
+    const auto* body = func->body.as<SeqExprNode>();
+    if (body == nullptr) continue;
+    std::vector<pattern::BlockMatcher> matchers;
+    matchers.reserve(body->blocks.size());
+    std::vector<std::vector<OutlineGroup>> groups(body->blocks.size());
+    bool any = false;
+    for (size_t b = 0; b < body->blocks.size(); ++b) {
+      matchers.emplace_back(body->blocks[b].bindings, VarsUsedAfterBlock(*body, b));
+      groups[b] = group_block(caller, b, matchers.back());
+      any = any || !groups[b].empty();
+    }
+    if (any) STRATA_RETURN_IF_ERROR(OutlineInFunction(module, caller, matchers, groups));
+  }
+  return Status::Ok();
+}
+
 }  // namespace strata::transform

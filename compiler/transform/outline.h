@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -84,5 +85,16 @@ std::vector<graph::Binding> OutlineGroups(const pattern::BlockMatcher& block, bo
 Status OutlineInFunction(ir::IRModule* module, const std::string& caller,
                          const std::vector<pattern::BlockMatcher>& matchers,
                          const std::vector<std::vector<OutlineGroup>>& groups);
+
+// The groups to outline from one block of `caller`, in the order to name them.
+using BlockGrouper = std::function<std::vector<OutlineGroup>(const std::string& caller, size_t block_index,
+                                                             const pattern::BlockMatcher& block)>;
+
+// For every graph function that `is_caller` accepts (in module order), asks
+// `group_block` for the groups of each block of its body and outlines them
+// (OutlineInFunction). Passes that outline (FuseOps, MergeCompositeFunctions)
+// differ only in how they group.
+Status OutlineInCallers(ir::IRModule* module, const std::function<bool(const graph::FunctionNode&)>& is_caller,
+                        const BlockGrouper& group_block);
 
 }  // namespace strata::transform

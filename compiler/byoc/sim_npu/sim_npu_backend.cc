@@ -98,8 +98,10 @@ std::vector<FusionPattern> Patterns() {
   for (const char* op : {"add", "multiply"}) {
     DFPattern a = F32(Wildcard()), b = F32(Wildcard());
     DFPattern call = IsOp(op, {a, b});
+    // x * x is left to the host: a composite takes each distinct input once,
+    // and the device kernel wants both operands (A, B, C).
     auto broadcast = [=](const PatternMatch& m, const BlockMatcher&) {
-      return SecondBroadcastsToFirst(m.Get(a), m.Get(b));
+      return m.Get(a).get() != m.Get(b).get() && SecondBroadcastsToFirst(m.Get(a), m.Get(b));
     };
     patterns.push_back({std::string("sim_npu.") + (std::string(op) == "add" ? "add" : "mul"), call, {}, broadcast});
   }
