@@ -161,6 +161,10 @@ class Canonicalizer : public Normalizer {
         out = a;
       } else if (IsConstantAll(b, 2)) {
         out = Annotate(CallNode::make(OpNode::Get("multiply"), {a, a}, {}));
+      } else if (IsConstantAll(b, 3)) {
+        // GPT-2's tanh GELU: x ** 3. The square is bound first so the IR stays normalized.
+        Expr square = Emit("square", Annotate(CallNode::make(OpNode::Get("multiply"), {a, a}, {})));
+        out = Annotate(CallNode::make(OpNode::Get("multiply"), {square, a}, {}));
       } else if (IsConstantAll(b, 0.5)) {
         out = Annotate(CallNode::make(OpNode::Get("sqrt"), {a}, {}));
       }

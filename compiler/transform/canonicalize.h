@@ -9,7 +9,8 @@
 //                                       the identity; transpose(x, identity) -> x
 //   multiply(x, 1), multiply(1, x), divide(x, 1)       -> x
 //   add(x, 0), add(0, x), subtract(x, 0)               -> x
-//   power(x, 1) -> x; power(x, 2) -> multiply(x, x); power(x, 0.5) -> sqrt(x)
+//   power(x, 1) -> x; power(x, 2) -> multiply(x, x); power(x, 3) -> (x * x) * x;
+//   power(x, 0.5) -> sqrt(x)
 //
 // 1 and 0 are constants (or variables bound to constants) whose every element
 // is that value. A rewrite to x only fires when x's struct info provably equals
