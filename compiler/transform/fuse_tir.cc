@@ -86,7 +86,6 @@ struct Member {
 struct FusedKernel {
   tir::PrimFunc kernel;
   std::vector<PrimExpr> tir_vars;  // in the primitive function's variables
-  std::vector<std::string> ops;
 };
 
 std::optional<op::OpPattern> KernelPattern(const tir::PrimFunc& kernel) {
@@ -154,7 +153,6 @@ class GroupFuser {
     for (const Member& m : members_) {
       ops += (ops.empty() ? "" : ",") + m.op_name;
       op += "_" + m.op_name;
-      fused.ops.push_back(m.op_name);
     }
     fused.kernel = builder_.Finish(tir::SeqStmtNode::make(std::move(stmts)),
                                    {{"op", op}, {"fused_ops", ops}, {"op_pattern", std::string("opaque")}});
