@@ -87,7 +87,7 @@ class FunctionLowering {
   llvm::Value* Undef(DataType dtype);
 
   // Statements (lower_stmt.cc, parallel_for.cc).
-  void LowerFor(const tir::ForNode* op);
+  void LowerFor(const tir::Stmt& stmt);
   void LowerParallelFor(const tir::ForNode* op);
   void LowerAllocate(const tir::AllocateNode* op);
   void LowerIfThenElse(const tir::IfThenElseNode* op);

@@ -11,6 +11,7 @@
 #include <llvm/IR/Metadata.h>
 
 #include "compiler/codegen/llvm/function_lowering.h"
+#include "compiler/codegen/llvm/speculate_loads.h"
 #include "compiler/ir/tir_visitor.h"
 
 namespace strata::codegen {
@@ -73,7 +74,7 @@ llvm::MDNode* LoopHint(llvm::LLVMContext& ctx, const char* name, llvm::Metadata*
 
 void FunctionLowering::LowerStmt(const tir::Stmt& stmt) {
   switch (stmt->kind) {
-    case tir::StmtKind::kFor: return LowerFor(stmt.as<tir::ForNode>());
+    case tir::StmtKind::kFor: return LowerFor(stmt);
     case tir::StmtKind::kBufferStore: {
       const auto* op = stmt.as<tir::BufferStoreNode>();
       llvm::Value* value = LowerExpr(op->value);
@@ -165,8 +166,14 @@ llvm::MDNode* FunctionLowering::LoopMetadata(const tir::ForNode* op) {
   return loop_id;
 }
 
-void FunctionLowering::LowerFor(const tir::ForNode* op) {
+void FunctionLowering::LowerFor(const tir::Stmt& stmt) {
+  const auto* op = stmt.as<tir::ForNode>();
   if (op->for_kind == tir::ForKind::kParallel && !in_parallel_) return LowerParallelFor(op);
+  if (op->for_kind == tir::ForKind::kVectorized) {
+    // The rewritten loop has nothing left to hoist, so this recurses once.
+    tir::Stmt speculated = SpeculateInvariantLoads(stmt);
+    if (!speculated.same_as(stmt)) return LowerStmt(speculated);
+  }
   llvm::Value* begin = LowerIndex(op->min);
   llvm::Value* end = b_.CreateNSWAdd(begin, LowerIndex(op->extent));
   const tir::VarNode* var = op->loop_var.get();
