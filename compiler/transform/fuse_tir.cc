@@ -225,15 +225,24 @@ class GroupFuser {
 
     // Member variables -> fused expressions: plain dimensions bind, the rest
     // are checked (at run time unless provably equal).
+    // The member's output and the group's intermediates bind first: their shapes
+    // are the graph's own (h // 2), while a fused parameter may carry a fresh
+    // dimension (s0) that is only checked equal to it. Member loops then span the
+    // same expressions as the buffers they write, so nests match and epilogues
+    // inline across members.
     std::map<const tir::VarNode*, PrimExpr> vars;
     for (const auto& [var, value] : scalars) vars[var.get()] = value;
-    for (const auto& [mine, fused] : buffers) {
-      if (mine->shape.size() != fused->shape.size() || mine->dtype != fused->dtype) {
-        return Error(callee->name + ": buffer " + mine->name + " does not match its argument");
-      }
-      for (size_t d = 0; d < mine->shape.size(); ++d) {
-        const auto* v = mine->shape[d].as<tir::VarNode>();
-        if (v != nullptr && vars.count(v) == 0) vars[v] = fused->shape[d];
+    const Buffer& member_out = buffer_of_.at(binding.var.get());
+    for (bool graph_shaped : {true, false}) {
+      for (const auto& [mine, fused] : buffers) {
+        if ((fused == member_out || IsIntermediate(fused)) != graph_shaped) continue;
+        if (mine->shape.size() != fused->shape.size() || mine->dtype != fused->dtype) {
+          return Error(callee->name + ": buffer " + mine->name + " does not match its argument");
+        }
+        for (size_t d = 0; d < mine->shape.size(); ++d) {
+          const auto* v = mine->shape[d].as<tir::VarNode>();
+          if (v != nullptr && vars.count(v) == 0) vars[v] = fused->shape[d];
+        }
       }
     }
     auto substitute = [&](const PrimExpr& e) {
