@@ -20,14 +20,39 @@ std::string WorkText(const Stmt& loop) {
 
 TEST(ParallelWork, CountsInnermostIterations) {
   Var n("n"), m("m"), i("i"), j("j"), k("k");
-  Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n, m});
-  Stmt store = Store(y, {i, j}, tir::FloatImm(DataType::F32(), 0));
-  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel, For(j, 0, m, ForKind::kVectorized, store))), "m * n");
+  // Stores to a buffer of the loop's own (registers, a tile) are plain work.
+  Buffer tile = tir::MakeBuffer("T", DataType::F32(), {m});
+  Stmt store = Store(tile, {j}, tir::FloatImm(DataType::F32(), 0));
+  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel,
+                         tir::AllocateNode::make(tile, For(j, 0, m, ForKind::kVectorized, store)))),
+            "m * n");
   // A sequence adds up; a nested extent that depends on an enclosing loop
   // variable is counted at that variable's first value.
   Stmt seq =
       tir::SeqStmtNode::make({For(j, 0, 16, ForKind::kSerial, store), For(k, 0, i + 4, ForKind::kSerial, store)});
-  EXPECT_EQ(WorkText(For(i, 2, n, ForKind::kParallel, seq)), "n * 22");
+  EXPECT_EQ(WorkText(For(i, 2, n, ForKind::kParallel, tir::AllocateNode::make(tile, seq))), "n * 22");
+}
+
+TEST(ParallelWork, ATranscendentalCallCountsAsManyStatements) {
+  Var n("n"), i("i"), j("j");
+  Buffer tile = tir::MakeBuffer("T", DataType::F32(), {16});
+  Var e("e", DataType::F32());
+  PrimExpr x = tir::FloatImm(DataType::F32(), 0.5);
+  // exp in a let (softmax's exp(x - max)) and erf in a store (a GELU epilogue).
+  Stmt body = tir::LetStmtNode::make(e, tir::CallNode::make(tir::Intrinsic::kExp, {x}),
+                                     Store(tile, {j}, e + tir::CallNode::make(tir::Intrinsic::kErf, {x})));
+  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel,
+                         tir::AllocateNode::make(tile, For(j, 0, 16, ForKind::kVectorized, body)))),
+            "n * " + std::to_string(16 * (1 + 2 * kTranscendentalCost)));
+}
+
+TEST(ParallelWork, ChargesBytesStoredToSharedMemoryUpToACachesWorth) {
+  Var n("n"), m("m"), i("i"), j("j");
+  Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n, m});
+  Stmt store = Store(y, {i, j}, tir::FloatImm(DataType::F32(), 0));
+  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel, For(j, 0, m, ForKind::kVectorized, store))),
+            "m * n - min(" + std::to_string(kSharedStoreBytesCharged) + ", m * n * 4) * " +
+                std::to_string(kSharedStoreByteCost));
 }
 
 TEST(ParallelWork, SmallLoopsCallTheChunkDirectly) {
@@ -44,9 +69,11 @@ TEST(ParallelWork, SmallLoopsCallTheChunkDirectly) {
   std::stringstream text;
   text << in.rdbuf();
   std::remove(path.c_str());
-  EXPECT_NE(text.str().find("icmp slt i64 %n, " + std::to_string(kMinParallelWork)), std::string::npos) << text.str();
-  // Both paths compute the same thing.
-  for (int64_t size : {int64_t{5}, kMinParallelWork + 3}) {
+  const std::string threshold = ", " + std::to_string(kMinParallelWork) + "\n";
+  EXPECT_NE(text.str().find(threshold), std::string::npos) << text.str();
+  // Both paths compute the same thing: 5 elements run serially, 4 Mi (16 MiB
+  // stored, beyond the charged cache's worth) on the pool.
+  for (int64_t size : {int64_t{5}, int64_t{1} << 22}) {
     HostTensor<float> xs({size}, RandomFloats(size, 7));
     HostTensor<float> ys({size});
     ASSERT_EQ(Call(kernels.Get("copy"), {TensorArg(xs.dl()), TensorArg(ys.dl())}), 0) << vm::TakeKernelError();
