@@ -1,10 +1,15 @@
-// ThreadPool: static chunking over persistent workers; see thread_pool.h.
+// ThreadPool: chunks claimed by whoever is free, over persistent workers; see thread_pool.h.
 //
-// Jobs are handed to workers through a generation counter under one mutex;
-// workers and the caller first wait a while (spinning, then yielding) for the next
-// job or for completion, then block on condition variables. The caller holds `job_mutex` for the whole job, taken with
-// try_lock: a second caller never waits for the pool, it runs serially, which keeps the pool free of lock ordering
-// problems (a kernel running on a worker never blocks on the pool either, because nested loops are detected through the
+// Jobs are announced through a generation counter under one mutex; workers and
+// the caller first wait a while (spinning, then yielding) for the next job or
+// for completion, then block on condition variables. Chunks are not assigned:
+// the caller and the workers claim them through one atomic word (generation,
+// next chunk), so a worker that the OS has not scheduled yet (a busy machine, a
+// worker still asleep) costs nothing: the caller claims its chunk too instead of
+// waiting for it. The caller holds `job_mutex` for the whole job, taken with
+// try_lock: a second caller never waits for the pool, it runs serially, which
+// keeps the pool free of lock ordering problems (a kernel running on a worker
+// never blocks on the pool either, because nested loops are detected through the
 // thread's current job).
 #include "vm/thread_pool.h"
 
@@ -25,6 +30,8 @@ struct ThreadPool::Job {
   StrataParallelBody body = nullptr;
   void* closure = nullptr;
   int num_chunks = 1;
+  // Chunks finished; the caller waits for all of them (not for the workers).
+  std::atomic<int> completed{0};
   std::atomic<int32_t> first_code{0};
   std::mutex error_mutex;
   bool has_error = false;
@@ -96,7 +103,7 @@ class ThreadPool::Impl {
  public:
   explicit Impl(int num_workers) {
     workers_.reserve(num_workers);
-    for (int i = 0; i < num_workers; ++i) workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
+    for (int i = 0; i < num_workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
   }
 
   ~Impl() {
@@ -112,45 +119,62 @@ class ThreadPool::Impl {
   std::mutex job_mutex;
 
   void Run(Job* job) {
+    uint64_t generation;
     {
-      // Published under mu_, so a worker reads job_, num_chunks_ and generation_
-      // of one and the same job.
+      // The claim word is closed first, so a worker still looking at the last
+      // job cannot claim a chunk of this one with the last one's fields.
       std::lock_guard<std::mutex> lock(mu_);
-      job_ = job;
-      num_chunks_ = job->num_chunks;
-      pending_.store(job->num_chunks - 1);
-      generation_.store(generation_.load() + 1, std::memory_order_release);
+      generation = generation_.load() + 1;
+      claim_.store(generation << 32 | kClosed, std::memory_order_release);
+      job_.store(job, std::memory_order_relaxed);
+      num_chunks_.store(job->num_chunks, std::memory_order_relaxed);
+      claim_.store(generation << 32, std::memory_order_release);
+      generation_.store(generation, std::memory_order_release);
     }
     work_cv_.notify_all();
-    job->RunChunk(0);
-    WaitBriefly([this] { return pending_.load(std::memory_order_acquire) == 0; });
+    ClaimChunks(generation);
+    auto done = [job] { return job->completed.load(std::memory_order_acquire) == job->num_chunks; };
+    if (WaitBriefly(done)) return;
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
-    // A worker that wakes late must not see this job (it lives on the caller's stack).
-    job_ = nullptr;
-    num_chunks_ = 0;
+    done_cv_.wait(lock, done);
   }
 
  private:
-  void WorkerLoop(int chunk) {
+  // A chunk index that no job reaches: the claim word between two jobs.
+  static constexpr uint64_t kClosed = 0xffffffffu;
+
+  // Runs chunks of job `generation` until none is left to claim. A claim
+  // succeeds only while the word still holds this generation and an unclaimed
+  // index, and the caller waits until every claimed chunk completes, so the job
+  // and its fields are alive for every chunk claimed.
+  void ClaimChunks(uint64_t generation) {
+    for (;;) {
+      uint64_t word = claim_.load(std::memory_order_acquire);
+      const uint64_t index = word & 0xffffffffu;
+      Job* job = job_.load(std::memory_order_relaxed);
+      const int num_chunks = num_chunks_.load(std::memory_order_relaxed);
+      if (word >> 32 != generation || index >= static_cast<uint64_t>(num_chunks)) return;
+      if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) continue;
+      job->RunChunk(static_cast<int>(index));
+      // The job may be gone as soon as the last chunk completes; only the pool is touched after.
+      if (job->completed.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_cv_.notify_one();
+      }
+    }
+  }
+
+  void WorkerLoop() {
     uint64_t seen = 0;
     for (;;) {
       WaitBriefly([&] { return generation_.load(std::memory_order_acquire) != seen || stop_.load(); });
-      Job* job = nullptr;
       {
         std::unique_lock<std::mutex> lock(mu_);
         work_cv_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
         if (stop_.load()) return;
         seen = generation_.load();
-        if (chunk >= num_chunks_) continue;  // not needed for this job
-        job = job_;
       }
-      job->RunChunk(chunk);
-      // The job may be gone as soon as pending_ reaches 0; only the pool is touched after.
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lock(mu_);
-        done_cv_.notify_one();
-      }
+      ClaimChunks(seen);
     }
   }
 
@@ -160,10 +184,10 @@ class ThreadPool::Impl {
   // Written under mu_; also read without it while spinning.
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
-  std::atomic<int> pending_{0};
-  // Guarded by mu_.
-  Job* job_ = nullptr;
-  int num_chunks_ = 0;
+  // (generation << 32) | next chunk to claim; see ClaimChunks.
+  std::atomic<uint64_t> claim_{kClosed};
+  std::atomic<Job*> job_{nullptr};
+  std::atomic<int> num_chunks_{0};
   std::vector<std::thread> workers_;
 };
 

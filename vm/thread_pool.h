@@ -1,9 +1,12 @@
 // ThreadPool: the persistent workers that run the parallel loops of compiled kernels.
 //
 // One process-wide pool of KernelThreadCount() - 1 workers, created on first use
-// and joined at exit. A parallel loop of n iterations is split statically into at
-// most KernelThreadCount() contiguous chunks; the calling thread runs chunk 0 and
-// the workers the rest. The pool runs one job at a time: a caller that finds it
+// and joined at exit. A parallel loop of n iterations is split into at most
+// KernelThreadCount() contiguous chunks, which the calling thread and the
+// workers claim one at a time: the caller usually runs chunk 0 and the workers
+// the rest, but a worker that is not running yet (asleep, or waiting for a core
+// on a busy machine) leaves its chunk to the caller instead of making it wait.
+// The pool runs one job at a time: a caller that finds it
 // busy, and any parallel loop nested inside a chunk, runs its whole range serially
 // on its own thread instead of waiting, so no combination of callers can deadlock.
 //

@@ -3,6 +3,7 @@
 #include "vm/kernel_runtime.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -91,6 +92,29 @@ TEST(KernelRuntime, ConcurrentCallersAllComplete) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// Back-to-back jobs of a few iterations each, so that workers are often still
+// claiming from one job while the caller publishes the next: a chunk must never
+// run twice, be skipped, or run with another job's closure.
+TEST(KernelRuntime, BackToBackSmallJobsEachCoverTheirRangeOnce) {
+  for (int iteration = 0; iteration < 20000; ++iteration) {
+    const int64_t n = 1 + iteration % 5;
+    std::vector<std::atomic<int>> counts(n);
+    CountClosure closure{&counts};
+    ASSERT_EQ(GetKernelRuntimeApi()->parallel_for(n, &CountBody, &closure), 0);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(counts[i].load(), 1) << "job " << iteration << " index " << i;
+  }
+}
+
+// Jobs started after the workers have gone to sleep (past their wait budget):
+// whether a worker wakes in time to claim a chunk or the caller claims them
+// all, every index runs once.
+TEST(KernelRuntime, JobsAfterAPauseCompleteWhetherOrNotWorkersWake) {
+  for (int iteration = 0; iteration < 5; ++iteration) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the workers' wait budget
+    ExpectEachIndexOnce(1000);
+  }
 }
 
 TEST(KernelRuntime, WorkspaceIsAlignedAndReportsBadSizes) {
