@@ -274,8 +274,8 @@ Stmt GemmKernel(const Gemm& g) {
   const std::vector<PrimExpr> batch = Unflatten(batch_task, g.batch);
   auto clamp_col = [&](PrimExpr col) { return tir::Min(col, N - 1); };
 
-  // Pack columns jj .. jj + kColTile of b (the last tile clamps to the last
-  // column) for the reduction steps k0 .. k0 + kc.
+  // Pack columns jj .. jj + kColTile of b for the reduction steps k0 .. k0 +
+  // kc (past the last column: dense's panel repeats it, matmul's is zero).
   tir::Var pk("pk"), pj("pj");
   Stmt pack;
   if (g.b_k_contiguous) {
@@ -285,9 +285,15 @@ Stmt GemmKernel(const Gemm& g) {
     tir::Var qk("pk"), qj("pj");
     Stmt whole = Loop(pk, kc, ForKind::kSerial,
                       Loop(pj, kColTile, ForKind::kVectorized, Store(panel, {pk, pj}, g.b(batch, k0 + pk, jj + pj))));
-    Stmt edge =
-        Loop(qk, kc, ForKind::kSerial,
-             Loop(qj, kColTile, ForKind::kSerial, Store(panel, {qk, qj}, g.b(batch, k0 + qk, clamp_col(jj + qj)))));
+    // The last tile: columns past N are zero (their sums are dropped). Written
+    // as a lane condition so the row is one masked contiguous load; clamping
+    // the column instead made LLVM vectorize down the rows with a gather and a
+    // scatter per 16 elements.
+    Stmt edge = Loop(qk, kc, ForKind::kSerial,
+                     Loop(qj, kColTile, ForKind::kVectorized,
+                          tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLT, jj + qj, N),
+                                                    Store(panel, {qk, qj}, g.b(batch, k0 + qk, jj + qj)),
+                                                    Store(panel, {qk, qj}, Const(t, 0)))));
     pack = tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, jj + kColTile, N), whole, edge);
   }
 
