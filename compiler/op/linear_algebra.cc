@@ -285,15 +285,17 @@ Stmt GemmKernel(const Gemm& g) {
     tir::Var qk("pk"), qj("pj");
     Stmt whole = Loop(pk, kc, ForKind::kSerial,
                       Loop(pj, kColTile, ForKind::kVectorized, Store(panel, {pk, pj}, g.b(batch, k0 + pk, jj + pj))));
-    // The last tile: columns past N are zero (their sums are dropped). Written
-    // as a lane condition so the row is one masked contiguous load; clamping
-    // the column instead made LLVM vectorize down the rows with a gather and a
-    // scatter per 16 elements.
-    Stmt edge = Loop(qk, kc, ForKind::kSerial,
-                     Loop(qj, kColTile, ForKind::kVectorized,
-                          tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLT, jj + qj, N),
-                                                    Store(panel, {qk, qj}, g.b(batch, k0 + qk, jj + qj)),
-                                                    Store(panel, {qk, qj}, Const(t, 0)))));
+    // The last tile: the columns up to N copied as one contiguous run, the rest
+    // zero (their sums are dropped). Clamping the column index instead
+    // (min(jj + pj, N - 1)) made LLVM vectorize down the rows with a gather
+    // and a scatter per 16 elements; a lane condition with a store in each
+    // branch is not vectorized at all.
+    tir::Var zj("pj");
+    Stmt edge =
+        Loop(qk, kc, ForKind::kSerial,
+             tir::SeqStmtNode::make({Loop(zj, kColTile, ForKind::kVectorized, Store(panel, {qk, zj}, Const(t, 0))),
+                                     Loop(qj, tir::Min(PrimExpr(kColTile), N - jj), ForKind::kVectorized,
+                                          Store(panel, {qk, qj}, g.b(batch, k0 + qk, jj + qj)))}));
     pack = tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, jj + kColTile, N), whole, edge);
   }
 
