@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/codegen/llvm/used_values.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/ir/tir_visitor.h"
 
@@ -38,19 +39,15 @@ class LoopScope : public tir::StmtVisitor {
   }
 };
 
-// Whether an index expression reads a variable of `bound` or any buffer.
-class IndexUses : public tir::PrimExprVisitor {
- public:
-  explicit IndexUses(const std::unordered_set<const tir::VarNode*>& bound) : bound_(bound) {}
-  bool varies = false;
-
- protected:
-  void VisitVar(const tir::VarNode* op) override { varies = varies || bound_.count(op) > 0; }
-  void VisitBufferLoad(const tir::BufferLoadNode* op) override { varies = true; }
-
- private:
-  const std::unordered_set<const tir::VarNode*>& bound_;
-};
+// Whether an expression reads a variable of `bound` or any buffer.
+bool Varies(const tir::PrimExpr& e, const std::unordered_set<const tir::VarNode*>& bound) {
+  const UsedValues used = CollectUsedValues(e);
+  if (!used.buffers.empty()) return true;
+  for (const tir::VarNode* var : used.vars) {
+    if (bound.count(var) > 0) return true;
+  }
+  return false;
+}
 
 // Syntactic equality of two index expressions, so that one load read at
 // several places is hoisted once. Conservative: false for anything but
@@ -108,14 +105,12 @@ class Speculator : public tir::StmtMutator {
   bool Qualifies(const tir::BufferLoadNode* op) const {
     if (scope_.written.count(op->buffer.get()) > 0) return false;
     for (const tir::PrimExpr& index : op->indices) {
-      IndexUses uses(scope_.bound);
-      uses.VisitExpr(index);
-      if (uses.varies) return false;
+      if (Varies(index, scope_.bound)) return false;
     }
     for (const tir::PrimExpr& dim : op->buffer->shape) {
-      IndexUses uses(scope_.bound);
-      uses.VisitExpr(dim);
-      if (uses.varies || !arith::CanProve(tir::BinaryOpNode::make(tir::PrimExprKind::kGE, dim, 1))) return false;
+      if (Varies(dim, scope_.bound) || !arith::CanProve(tir::BinaryOpNode::make(tir::PrimExprKind::kGE, dim, 1))) {
+        return false;
+      }
     }
     return true;
   }
