@@ -3,7 +3,9 @@
  * B[0] = A[0] + 1, behind the kernel ABI of vm/kernel_abi.h with the checks the
  * compiler's generated entry makes (compiler/codegen/llvm/kernel_entry.cc):
  * argument count, every type code, then for each tensor non-NULL, CPU, ndim,
- * dtype, compact strides and every dimension. Built as a shared object whose
+ * dtype, compact strides and every dimension; and its VM entry add_one__vm as the
+ * compiler generates it (compiler/codegen/llvm/vm_entry.cc): operands read from
+ * the VM's registers, then the same checks. Built as a shared object whose
  * bytes the benchmark embeds in an executable's native_modules. */
 #include <stdint.h>
 
@@ -11,6 +13,7 @@
 
 const StrataRuntimeApi* strata_runtime_api;
 const uint32_t strata_kernel_abi_version = STRATA_KERNEL_ABI_VERSION;
+const uint32_t strata_vm_value_layout = STRATA_VM_VALUE_LAYOUT_VERSION;
 
 static int32_t Fail(const char* message) {
   strata_runtime_api->set_error(message);
@@ -28,7 +31,9 @@ static const char* CheckOneElementF32(const DLTensor* t) {
   return 0;
 }
 
-int32_t add_one(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
+/* Both entries' body: static, so the VM entry inlines it (a call to the
+ * exported add_one would go through the PLT, as generated code's does not). */
+static inline int32_t AddOne(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
   if (num_args != 2) return Fail("add_one: expected 2 arguments");
   if (type_codes[0] != STRATA_ARG_TENSOR || type_codes[1] != STRATA_ARG_TENSOR) {
     return Fail("add_one: expected (tensor, tensor)");
@@ -42,4 +47,18 @@ int32_t add_one(const StrataKernelArg* args, const int32_t* type_codes, int32_t 
   float* y = (float*)((char*)out->data + out->byte_offset);
   y[0] = x[0] + 1.0f;
   return 0;
+}
+
+int32_t add_one(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
+  return AddOne(args, type_codes, num_args);
+}
+
+int32_t add_one__vm(const void* registers, const int64_t* operands, int32_t num_operands) {
+  if (num_operands != 2) return STRATA_VM_ENTRY_FALLBACK;
+  StrataKernelArg args[2];
+  args[0].tensor = StrataVmCpuTensor(StrataVmOperandValue(registers, operands[0]));
+  args[1].tensor = StrataVmCpuTensor(StrataVmOperandValue(registers, operands[1]));
+  if (args[0].tensor == 0 || args[1].tensor == 0) return STRATA_VM_ENTRY_FALLBACK;
+  static const int32_t kCodes[2] = {STRATA_ARG_TENSOR, STRATA_ARG_TENSOR};
+  return AddOne(args, kCodes, 2);
 }

@@ -335,6 +335,7 @@ Status Executable::Resolve() {
       auto kernel = modules_[static_cast<size_t>(f.module_index)]->Lookup(f.symbol);
       if (!kernel.ok()) return Status(kernel.status()).WithContext(label + " '" + f.name + "'" + offloaded + ": ");
       f.kernel = kernel.value();
+      f.vm_kernel = modules_[static_cast<size_t>(f.module_index)]->LookupVmEntry(f.symbol);
     } else if (f.kind == FunctionKind::kDevice) {
       PluggedDevice& device = *plugged_devices_[static_cast<size_t>(f.device_index)];
       auto kernel = device.LookupKernel(f.symbol);

@@ -48,6 +48,7 @@ enum class FunctionKind : uint8_t { kBytecode = 0, kCompiledKernel = 1, kLibrary
 // The interpreter then turns any operand into a Value pointer with one compare,
 // constructing nothing.
 inline constexpr uint64_t kDispatchValueTag = uint64_t{1} << 63;
+static_assert(kDispatchValueTag == STRATA_VM_OPERAND_VALUE_TAG, "compiled kernels' VM entries decode operands");
 const char* FunctionKindName(FunctionKind kind);  // "bytecode", "compiled kernel", "library", "device kernel"
 
 // One entry of the function table, with everything the interpreter needs.
@@ -66,6 +67,8 @@ struct VMFunction {
   int32_t module_index = -1;
   std::string symbol;
   StrataKernelFn kernel = nullptr;  // resolved at load (null when not resolved)
+  // Its VM entry (kernel_abi.h), when the module has a usable one; else null.
+  StrataVmKernelFn vm_kernel = nullptr;
   // Library functions.
   LibraryFunction library;  // resolved at load (fn null when not resolved)
   // Kernel / Library functions offloaded by a BYOC backend: its name, else empty.

@@ -48,6 +48,69 @@ typedef union StrataKernelArg {
 
 typedef int32_t (*StrataKernelFn)(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args);
 
+/* The VM entry: a second entry point of a kernel, named <symbol>__vm, that the
+ * VM calls with its own registers instead of a StrataKernelArg array, so a call
+ * through the VM builds no argument array and checks each operand once:
+ *     int32_t kernel__vm(const void* registers, const int64_t* operands,
+ *                        int32_t num_operands);
+ * operands[i] is the i-th operand of the VM's Call instruction, pre-decoded: a
+ * word >= 0 is the index of a register (registers + word *
+ * STRATA_VM_VALUE_SIZE); a word with STRATA_VM_OPERAND_VALUE_TAG set is the
+ * address of a Value, tag cleared. The entry reads each Value's kind byte and
+ * payload word (the layout below) and, when every operand is what the
+ * parameter takes in the common form (a tensor on the CPU for a buffer, an Int
+ * for an int, an Int or Float for a float) and their count is the parameter
+ * count, behaves exactly as the main entry would with the same arguments:
+ * same checks, same error messages, same result. Otherwise it returns
+ * STRATA_VM_ENTRY_FALLBACK before reading anything else, and the VM makes the
+ * call through the main entry, which reports or handles the unusual operand
+ * (a Shape expands to one int per dimension).
+ *
+ * The entry is optional. The loader uses it only when the module defines
+ * strata_vm_value_layout = STRATA_VM_VALUE_LAYOUT_VERSION, the layout the
+ * runtime has; a module without it, or built for another layout, is called
+ * through the main entry, so changing the layout never breaks an executable. */
+typedef int32_t (*StrataVmKernelFn)(const void* registers, const int64_t* operands, int32_t num_operands);
+
+#define STRATA_VM_ENTRY_SUFFIX "__vm"
+#define STRATA_VM_ENTRY_FALLBACK (-1) /* never returned by a main entry */
+#define STRATA_VM_VALUE_LAYOUT_SYMBOL "strata_vm_value_layout"
+
+/* Bumped whenever anything in the layout below changes. */
+#define STRATA_VM_VALUE_LAYOUT_VERSION 1
+/* vm::Value: 16 bytes; an 8-byte payload at offset 0 (int64, double or object
+ * pointer), the ValueKind byte at offset 8. */
+#define STRATA_VM_VALUE_SIZE 16
+#define STRATA_VM_VALUE_PAYLOAD_OFFSET 0
+#define STRATA_VM_VALUE_KIND_OFFSET 8
+#define STRATA_VM_VALUE_KIND_INT 1
+#define STRATA_VM_VALUE_KIND_FLOAT 2
+#define STRATA_VM_VALUE_KIND_TENSOR 5
+/* A Tensor value's payload points at the tensor object; its DLTensor is at
+ * this offset from there. */
+#define STRATA_VM_TENSOR_DLTENSOR_OFFSET 16
+/* The tag of an operand word that is a Value's address (vm::kDispatchValueTag). */
+#define STRATA_VM_OPERAND_VALUE_TAG 0x8000000000000000ull
+
+/* The Value an operand word denotes, and what a hand-written VM entry reads
+ * from it (the generated ones do the same in LLVM IR). */
+static inline const unsigned char* StrataVmOperandValue(const void* registers, int64_t word) {
+  if (word >= 0) return (const unsigned char*)registers + word * STRATA_VM_VALUE_SIZE;
+  return (const unsigned char*)(uintptr_t)((uint64_t)word & ~STRATA_VM_OPERAND_VALUE_TAG);
+}
+static inline int StrataVmValueKind(const unsigned char* value) { return value[STRATA_VM_VALUE_KIND_OFFSET]; }
+/* The payload word: an Int's int64, a Float's double bits. */
+static inline int64_t StrataVmValuePayload(const unsigned char* value) {
+  return *(const int64_t*)(value + STRATA_VM_VALUE_PAYLOAD_OFFSET);
+}
+/* The DLTensor of a Value that holds a tensor on the CPU, else NULL. */
+static inline DLTensor* StrataVmCpuTensor(const unsigned char* value) {
+  if (StrataVmValueKind(value) != STRATA_VM_VALUE_KIND_TENSOR) return 0;
+  unsigned char* object = *(unsigned char* const*)(value + STRATA_VM_VALUE_PAYLOAD_OFFSET);
+  DLTensor* tensor = (DLTensor*)(object + STRATA_VM_TENSOR_DLTENSOR_OFFSET);
+  return tensor->device.device_type == kDLCPU ? tensor : 0;
+}
+
 /* One chunk of a parallel loop: iterations [begin, end). Returns 0 or an error. */
 typedef int32_t (*StrataParallelBody)(int64_t begin, int64_t end, void* closure);
 

@@ -74,6 +74,11 @@ StatusOr<std::unique_ptr<NativeModule>> NativeModule::Load(std::span<const uint8
     return Status(ErrorStatus() << module_name << ": native module has no " STRATA_RUNTIME_API_SYMBOL " symbol");
   }
   *api_slot = GetKernelRuntimeApi();
+  // VM entries read Values in place: only a module built for this runtime's
+  // Value layout may be called through them (kernel_abi.h).
+  StatusOr<void*> layout = module->FindDefinition(STRATA_VM_VALUE_LAYOUT_SYMBOL);
+  module->vm_entries_usable_ =
+      layout.ok() && *static_cast<const uint32_t*>(layout.value()) == STRATA_VM_VALUE_LAYOUT_VERSION;
   return module;
 }
 
@@ -82,8 +87,7 @@ NativeModule::~NativeModule() {
   if (fd_ >= 0) close(fd_);
 }
 
-StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
-  std::string name(symbol);
+StatusOr<void*> NativeModule::FindDefinition(const std::string& name) const {
   dlerror();
   void* address = dlsym(handle_, name.c_str());
   if (address == nullptr) {
@@ -100,7 +104,18 @@ StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
                   << name_ << ": compiled kernel symbol '" << name << "' not found (it resolves to "
                   << (info.dli_fname ? info.dli_fname : "another library") << ")");
   }
+  return address;
+}
+
+StatusOr<StrataKernelFn> NativeModule::Lookup(std::string_view symbol) const {
+  STRATA_ASSIGN_OR_RETURN(void* address, FindDefinition(std::string(symbol)));
   return reinterpret_cast<StrataKernelFn>(address);
+}
+
+StrataVmKernelFn NativeModule::LookupVmEntry(std::string_view symbol) const {
+  if (!vm_entries_usable_) return nullptr;
+  StatusOr<void*> address = FindDefinition(std::string(symbol) + STRATA_VM_ENTRY_SUFFIX);
+  return address.ok() ? reinterpret_cast<StrataVmKernelFn>(address.value()) : nullptr;
 }
 
 }  // namespace strata::vm

@@ -31,12 +31,20 @@ class NativeModule {
 
   // The kernel entry point `symbol`; an error naming the symbol and module if absent.
   StatusOr<StrataKernelFn> Lookup(std::string_view symbol) const;
+  // The VM entry of the kernel `symbol` (kernel_abi.h), or null when the module
+  // has none for it or was built for another VM value layout: then the VM calls
+  // the main entry.
+  StrataVmKernelFn LookupVmEntry(std::string_view symbol) const;
 
  private:
   NativeModule(void* handle, int fd, std::string name) : handle_(handle), fd_(fd), name_(std::move(name)) {}
+  // The address of `name` if the module itself defines it.
+  StatusOr<void*> FindDefinition(const std::string& name) const;
+
   void* handle_;
   int fd_;
   std::string name_;
+  bool vm_entries_usable_ = false;
 };
 
 }  // namespace strata::vm

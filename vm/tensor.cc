@@ -1,12 +1,25 @@
 // Tensor creation, views and host copies.
 #include "vm/tensor.h"
 
+#include <cstddef>
 #include <limits>
 #include <sstream>
 
+#include "vm/kernel_abi.h"
 #include "vm/memory_pool.h"
 
 namespace strata::vm {
+
+// Compiled kernels' VM entries find a tensor's DLTensor at a fixed offset from
+// the object a Value points at (kernel_abi.h). Tensor is not standard-layout
+// (Object has a vtable), but GCC and Clang lay out single inheritance the one
+// way and evaluate offsetof on it; a change fails here, not in a kernel.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+struct TensorKernelAbiLayout {
+  static_assert(offsetof(Tensor, dl_) == STRATA_VM_TENSOR_DLTENSOR_OFFSET);
+};
+#pragma GCC diagnostic pop
 
 namespace {
 constexpr int64_t kMaxTensorBytes = int64_t{1} << 62;

@@ -129,6 +129,9 @@ class Tensor final : public Object {
          Ref<Storage> storage);
   ~Tensor() override;
 
+  // Checks that dl_ is where kernel_abi.h tells compiled kernels' VM entries.
+  friend struct TensorKernelAbiLayout;
+
   DLTensor dl_;
   int64_t num_elements_;
   Ref<Storage> storage_;  // null: dl_.data is owned and freed by this tensor

@@ -1,9 +1,24 @@
 // Value descriptions and the boxed shape object.
 #include "vm/value.h"
 
+#include <cstddef>
 #include <sstream>
 
+#include "vm/kernel_abi.h"
+
 namespace strata::vm {
+
+// Compiled kernels' VM entries read Values in place (kernel_abi.h): a change
+// here must bump STRATA_VM_VALUE_LAYOUT_VERSION and the constants with it.
+struct ValueKernelAbiLayout {
+  static_assert(sizeof(Value) == STRATA_VM_VALUE_SIZE);
+  static_assert(offsetof(Value, payload_) == STRATA_VM_VALUE_PAYLOAD_OFFSET);
+  static_assert(offsetof(Value, kind_) == STRATA_VM_VALUE_KIND_OFFSET);
+  static_assert(sizeof(ValueKind) == 1);
+  static_assert(static_cast<int>(ValueKind::kInt) == STRATA_VM_VALUE_KIND_INT);
+  static_assert(static_cast<int>(ValueKind::kFloat) == STRATA_VM_VALUE_KIND_FLOAT);
+  static_assert(static_cast<int>(ValueKind::kTensor) == STRATA_VM_VALUE_KIND_TENSOR);
+};
 
 const char* ValueKindName(ValueKind kind) {
   switch (kind) {

@@ -206,6 +206,9 @@ class Value {
     if (holds_object()) payload_.obj->DecRef();
   }
 
+  // Checks that this layout is the one kernel_abi.h describes to VM entries.
+  friend struct ValueKernelAbiLayout;
+
   Payload payload_;
   ValueKind kind_ = ValueKind::kNull;
 };

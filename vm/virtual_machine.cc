@@ -248,10 +248,11 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
     target.kind = f.kind;
     if (f.kind == FunctionKind::kCompiledKernel) {
       target.kernel = f.kernel;
+      target.vm_kernel = f.vm_kernel;
     } else {
       target.fn = f.library.fn;
+      target.context = f.library.context;
     }
-    target.context = f.library.context;
     target.function = &f;
     call_targets_.push_back(target);
   }
@@ -442,7 +443,16 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         if (callee.kind == FunctionKind::kCompiledKernel) {
           StrataKernelArg args[kMaxDirectKernelArgs];
           int32_t codes[kMaxDirectKernelArgs];
-          if (const int32_t* direct_codes = MarshalKernelArgsDirect(operands, nargs, regs, args, codes)) [[likely]] {
+          if (callee.vm_kernel != nullptr) [[likely]] {
+            // The kernel reads its operands in place (kernel_abi.h); one
+            // compare on success, everything else out of line.
+            const int32_t rc = callee.vm_kernel(regs, operands, static_cast<int32_t>(nargs));
+            if (rc != 0) [[unlikely]] {
+              Status status = rc == STRATA_VM_ENTRY_FALLBACK ? CallKernel(*callee.function, operands, nargs, regs)
+                                                             : KernelFailure(*callee.function, rc);
+              if (!status.ok()) return InstructionError(frames_.back(), pc, status);
+            }
+          } else if (const int32_t* direct_codes = MarshalKernelArgsDirect(operands, nargs, regs, args, codes)) {
             const int32_t rc = callee.kernel(args, direct_codes, static_cast<int32_t>(nargs));
             if (rc != 0) [[unlikely]]
               return InstructionError(frames_.back(), pc, KernelFailure(*callee.function, rc));

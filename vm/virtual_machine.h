@@ -97,7 +97,10 @@ class VirtualMachine {
       LibraryFn fn;           // library functions
       StrataKernelFn kernel;  // compiled kernels
     };
-    void* context;               // library functions
+    union {
+      void* context;               // library functions
+      StrataVmKernelFn vm_kernel;  // compiled kernels: the VM entry, or null
+    };
     const VMFunction* function;  // every kind
   };
   static_assert(sizeof(CallTarget) == 32, "a CallTarget is indexed with a shift");
@@ -113,7 +116,10 @@ class VirtualMachine {
   // The interpreter loop; kProfile reports each instruction to profiler_.
   template <bool kProfile>
   Status RunLoop(const VMFunction& entry, Value* out_result);
-  Status CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs, const Value* regs);
+  // A kernel call through the main entry with any operands (Shapes expand);
+  // out of line: the interpreter loop keeps only the common calls.
+  [[gnu::noinline]] Status CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs,
+                                      const Value* regs);
   Status InstructionError(const Frame& frame, const int64_t* pc, const Status& cause) const;
   // Charges one step; an error when the budget is spent or the call was cancelled.
   Status Step(const int64_t* pc);

@@ -199,6 +199,13 @@ class LoadedKernels {
     return fn.ok() ? fn.value() : nullptr;
   }
 
+  // The VM entry of `program` (kernel_abi.h), or null.
+  StrataVmKernelFn GetVmEntry(const std::string& program) const {
+    auto it = compiled_.symbols.find(program);
+    if (it == compiled_.symbols.end() || !module_) return nullptr;
+    return module_->LookupVmEntry(it->second);
+  }
+
  private:
   Status status_;
   CompiledKernels compiled_;

@@ -58,7 +58,9 @@ Counts RunAndCount(const std::shared_ptr<const vm::Executable>& exe, const std::
           vm::Value::FromTensor(vm::ReadNpyFile((run / ("in" + std::to_string(i) + ".npy")).string()).value()));
     }
     vm::Profiler profiler(exe, {});
-    if (k == 0) EXPECT_TRUE(machine.SetProfiler(&profiler).ok());
+    if (k == 0) {
+      EXPECT_TRUE(machine.SetProfiler(&profiler).ok());
+    }
     auto result = machine.Invoke("main", inputs);
     if (k == 0) {
       EXPECT_TRUE(machine.SetProfiler(nullptr).ok());

@@ -14,12 +14,14 @@ namespace {
 using vm::Value;
 using vm::VirtualMachine;
 
-serialization::NativeModuleSpec TestModule() {
+// tests/vm/test_kernel_module.c, built for this runtime's VM value layout
+// (its VM entries are used) or for another (they must not be).
+serialization::NativeModuleSpec TestModule(const char* path = STRATA_TEST_KERNEL_MODULE) {
   serialization::NativeModuleSpec m;
   m.target_triple = "x86_64-pc-linux-gnu";
   m.cpu = "generic";
-  m.code = ReadFile(STRATA_TEST_KERNEL_MODULE);
-  m.symbols = {"add_scalar", "record_i64", "always_fails", "silent_failure", "scale", "add_tensors"};
+  m.code = ReadFile(path);
+  m.symbols = {"add_scalar", "record_i64", "always_fails", "silent_failure", "scale", "add_tensors", "vm_entry_calls"};
   return m;
 }
 
@@ -307,6 +309,73 @@ TEST_F(KernelCallTest, VmsSharingAnExecutableCallTheSameKernelConcurrentlyAtDiff
   }
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+}
+
+// Runs main(x) = add_scalar(x, s, out) and returns (its result, the calls the
+// module's VM entries took), from the module at `module_path`; `s` is a Float
+// constant or, with int_scalar, an Int, which add_scalar's VM entry leaves to
+// the main entry (which refuses it).
+struct VmEntryRun {
+  bool vm_entry_resolved = false;
+  StatusOr<Value> result = Status::Error("not run");
+  int64_t vm_entry_calls = -1;
+};
+VmEntryRun RunAddScalar(const char* module_path, bool int_scalar = false) {
+  ExecutableBuilder b;
+  b.spec.native_modules.push_back(TestModule(module_path));
+  int shape_of = b.Library("vm.builtin.shape_of");
+  int alloc = b.Library("vm.builtin.alloc_tensor");
+  int add = b.Kernel("add_scalar", 0, "add_scalar");
+  int calls = b.Kernel("vm_entry_calls", 0, "vm_entry_calls");
+  int f32 = b.DType(DataType::F32());
+  int i64 = b.DType(DataType::I64());
+  int one = b.Shape({1});
+  int scalar = int_scalar ? b.Int(2) : b.Constant(1.5);
+  CodeBuilder code;
+  code.Call(1, shape_of, {R(0)}).Call(2, alloc, {R(1), C(f32)}).Call(kVoid, add, {R(0), C(scalar), R(2)}).Ret(2);
+  b.Bytecode("main", {"x"}, 3, code);
+  CodeBuilder count;
+  count.Call(0, alloc, {C(one), C(i64)}).Call(kVoid, calls, {R(0)}).Ret(0);
+  b.Bytecode("count", {}, 1, count);
+  VmEntryRun run;
+  auto exe = LoadOrDie(b.Write());
+  if (exe == nullptr) return run;
+  run.vm_entry_resolved = exe->functions()[static_cast<size_t>(add)].vm_kernel != nullptr;
+  VirtualMachine vm(exe);
+  Value x = F32({2, 2}, {1, 2, 3, 4});
+  run.result = vm.Invoke("main", std::span<const Value>(&x, 1));
+  auto counted = vm.Invoke("count", {});
+  if (counted.ok()) run.vm_entry_calls = counted->tensor()->ToVector<int64_t>().value()[0];
+  return run;
+}
+
+TEST(KernelVmEntry, TheVmCallsTheVmEntryOfAModuleBuiltForItsValueLayout) {
+  VmEntryRun run = RunAddScalar(STRATA_TEST_KERNEL_MODULE);
+  EXPECT_TRUE(run.vm_entry_resolved);
+  ASSERT_TRUE(run.result.ok()) << run.result.status().message();
+  EXPECT_EQ(ToFloats(*run.result), (std::vector<float>{2.5f, 3.5f, 4.5f, 5.5f}));
+  EXPECT_EQ(run.vm_entry_calls, 1);
+}
+
+TEST(KernelVmEntry, VmEntriesBuiltForAnotherValueLayoutAreIgnored) {
+  VmEntryRun run = RunAddScalar(STRATA_TEST_KERNEL_MODULE_OTHER_LAYOUT);
+  EXPECT_FALSE(run.vm_entry_resolved);
+  ASSERT_TRUE(run.result.ok()) << run.result.status().message();
+  EXPECT_EQ(ToFloats(*run.result), (std::vector<float>{2.5f, 3.5f, 4.5f, 5.5f}));
+  EXPECT_EQ(run.vm_entry_calls, 0);
+}
+
+TEST(KernelVmEntry, AnOperandTheVmEntryDoesNotTakeGoesThroughTheMainEntry) {
+  // Both modules report the Int scalar the same way: the main entry's message.
+  for (const char* path : {STRATA_TEST_KERNEL_MODULE, STRATA_TEST_KERNEL_MODULE_OTHER_LAYOUT}) {
+    VmEntryRun run = RunAddScalar(path, /*int_scalar=*/true);
+    ASSERT_FALSE(run.result.ok()) << path;
+    EXPECT_EQ(run.result.status().message(),
+              "functions[4] 'main': instruction at word 11 (call): compiled kernel 'add_scalar' failed: add_scalar: "
+              "expected (tensor, float, tensor)")
+        << path;
+    EXPECT_EQ(run.vm_entry_calls, 0) << path;
+  }
 }
 
 TEST_F(KernelCallTest, MissingKernelSymbolIsALoadTimeErrorNamingIt) {

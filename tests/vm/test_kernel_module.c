@@ -1,12 +1,24 @@
 /* A hand-written kernel module for the VM tests: the shapes of the ABI in
  * vm/kernel_abi.h without any compiler. Built as a shared object whose bytes the
- * tests embed in an executable's native_modules. */
+ * tests embed in an executable's native_modules.
+ *
+ * It is built twice: once for the runtime's VM value layout, so that the VM
+ * calls the VM entries below (kernel_abi.h), and once with
+ * STRATA_TEST_VM_LAYOUT_VERSION naming another layout, whose VM entries the
+ * loader must ignore. */
 #include <stdint.h>
 
 #include "vm/kernel_abi.h"
 
 const StrataRuntimeApi* strata_runtime_api;
 const uint32_t strata_kernel_abi_version = STRATA_KERNEL_ABI_VERSION;
+#ifndef STRATA_TEST_VM_LAYOUT_VERSION
+#define STRATA_TEST_VM_LAYOUT_VERSION STRATA_VM_VALUE_LAYOUT_VERSION
+#endif
+const uint32_t strata_vm_value_layout = STRATA_TEST_VM_LAYOUT_VERSION;
+
+/* How many calls the VM entries below have taken (vm_entry_calls reports it). */
+static int64_t g_vm_entry_calls;
 
 static int64_t NumElements(const DLTensor* t) {
   int64_t n = 1;
@@ -114,5 +126,49 @@ int32_t add_tensors(const StrataKernelArg* args, const int32_t* type_codes, int3
   const float* z = (const float*)b->data;
   float* y = (float*)out->data;
   for (int64_t i = 0; i < NumElements(out); ++i) y[i] = x[i] + z[i];
+  return 0;
+}
+
+/* ---- VM entries (kernel_abi.h) ------------------------------------------- */
+
+/* add_scalar's VM entry: (CPU tensor, Float, CPU tensor), anything else falls back. */
+int32_t add_scalar__vm(const void* registers, const int64_t* operands, int32_t num_operands) {
+  if (num_operands != 3) return STRATA_VM_ENTRY_FALLBACK;
+  StrataKernelArg args[3];
+  const unsigned char* s = StrataVmOperandValue(registers, operands[1]);
+  args[0].tensor = StrataVmCpuTensor(StrataVmOperandValue(registers, operands[0]));
+  args[2].tensor = StrataVmCpuTensor(StrataVmOperandValue(registers, operands[2]));
+  if (args[0].tensor == 0 || args[2].tensor == 0 || StrataVmValueKind(s) != STRATA_VM_VALUE_KIND_FLOAT) {
+    return STRATA_VM_ENTRY_FALLBACK;
+  }
+  args[1].i64 = StrataVmValuePayload(s);
+  ++g_vm_entry_calls;
+  const int32_t codes[3] = {STRATA_ARG_TENSOR, STRATA_ARG_FLOAT, STRATA_ARG_TENSOR};
+  return add_scalar(args, codes, 3);
+}
+
+int32_t always_fails__vm(const void* registers, const int64_t* operands, int32_t num_operands) {
+  (void)registers;
+  (void)operands;
+  (void)num_operands;
+  ++g_vm_entry_calls;
+  return always_fails(0, 0, 0);
+}
+
+int32_t silent_failure__vm(const void* registers, const int64_t* operands, int32_t num_operands) {
+  (void)registers;
+  (void)operands;
+  (void)num_operands;
+  ++g_vm_entry_calls;
+  return silent_failure(0, 0, 0);
+}
+
+/* vm_entry_calls(out: i64[1]): out[0] = the calls the VM entries have taken. */
+int32_t vm_entry_calls(const StrataKernelArg* args, const int32_t* type_codes, int32_t num_args) {
+  if (num_args != 1 || type_codes[0] != STRATA_ARG_TENSOR || NumElements(args[0].tensor) != 1) {
+    strata_runtime_api->set_error("vm_entry_calls: expected one 1-element i64 tensor");
+    return 1;
+  }
+  *(int64_t*)args[0].tensor->data = g_vm_entry_calls;
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "compiler/codegen/llvm/kernel_entry.h"
 #include "compiler/codegen/llvm/kernel_module.h"
 #include "compiler/codegen/llvm/system_linker.h"
+#include "compiler/codegen/llvm/vm_entry.h"
 
 namespace strata::codegen {
 namespace {
@@ -74,11 +75,14 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
     if (result.symbols.count(name)) return Status(ErrorStatus() << "tensor program '" << name << "' is given twice");
     // Distinct names may sanitize alike ("a.b", "a_b"); number the later ones.
     std::string symbol = "strata_kernel_" + Sanitize(name);
-    for (int i = 1; symbols.count(symbol); ++i) symbol = "strata_kernel_" + Sanitize(name) + "_" + std::to_string(i);
+    // Each kernel exports two names: its symbol and its VM entry's.
+    auto taken = [&](const std::string& s) { return symbols.count(s) || symbols.count(VmEntrySymbol(s)); };
+    for (int i = 1; taken(symbol); ++i) symbol = "strata_kernel_" + Sanitize(name) + "_" + std::to_string(i);
     symbols.insert(symbol);
+    symbols.insert(VmEntrySymbol(symbol));
     const size_t first_new_function = module.size();
     STRATA_ASSIGN_OR_RETURN(llvm::Function * entry, EmitKernel(km, name, symbol, func));
-    (void)entry;
+    EmitVmEntry(km, symbol, func, entry);
     // Verify what this program added, so an error names the program.
     size_t index = 0;
     for (llvm::Function& fn : module) {

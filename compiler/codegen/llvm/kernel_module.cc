@@ -49,6 +49,11 @@ KernelModule::KernelModule(llvm::Module& module, TargetInfo target)
       new llvm::GlobalVariable(module_, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
                                llvm::ConstantInt::get(i32, STRATA_KERNEL_ABI_VERSION), STRATA_ABI_VERSION_SYMBOL);
   version->setAlignment(llvm::Align(4));
+  // const uint32_t strata_vm_value_layout: the Value layout the VM entries read.
+  auto* layout = new llvm::GlobalVariable(module_, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                                          llvm::ConstantInt::get(i32, STRATA_VM_VALUE_LAYOUT_VERSION),
+                                          STRATA_VM_VALUE_LAYOUT_SYMBOL);
+  layout->setAlignment(llvm::Align(4));
 }
 
 llvm::Type* KernelModule::ValueType(DataType dtype) {
