@@ -239,6 +239,37 @@ TEST(ConstantFolding, SelectWithKnownCondition) {
   EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(tir::IntImm(DataType::Bool(), 0), n, m + 1) * 2)), "m * 2 + 2");
 }
 
+TEST_F(SimplifyTest, SelectWhoseBranchesAgreeWhereTheConditionHolds) {
+  // Broadcasting (n vs min(512, n)) writes select(n == 1, min(512, n), n):
+  // at n = 1 both branches are 1, so it is n whatever n is.
+  PrimExpr clipped = tir::Min(tir::IntImm(DataType::I64(), 512), n);
+  PrimExpr one = tir::IntImm(DataType::I64(), 1);
+  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kEQ, n, one), clipped, n))), "n");
+  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kEQ, one, n), clipped, n))), "n");
+  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kNE, n, one), n, clipped))), "n");
+  // Nested, as twelve layers of residual adds nest them; and inside arithmetic.
+  PrimExpr nested = clipped;
+  for (int layer = 0; layer < 12; ++layer) nested = tir::SelectNode::make(Cmp(PrimExprKind::kEQ, n, one), nested, n);
+  EXPECT_EQ(ExprText(Simplify(nested * 768)), "n * 768");
+  // A condition on another variable than the result: at m = 2 both are n + 2.
+  EXPECT_EQ(ExprText(Simplify(
+                tir::SelectNode::make(Cmp(PrimExprKind::kEQ, m, tir::IntImm(DataType::I64(), 2)), n + m, n + 2))),
+            "n + 2");
+}
+
+TEST_F(SimplifyTest, SelectWhoseBranchesDifferWhereTheConditionHoldsStays) {
+  PrimExpr one = tir::IntImm(DataType::I64(), 1);
+  // At n = 1: 1 vs m. Not decided.
+  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kEQ, n, one), m, n))), "select(n == 1, m, n)");
+  // n == n + m binds nothing: n := n + m would be circular.
+  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kEQ, n, n + m), n * 2, n + n + m))),
+            "select(n == m + n, n * 2, m + n * 2)");
+  // Not an equality: n < 2 does not pin n.
+  EXPECT_EQ(ExprText(Simplify(tir::SelectNode::make(Cmp(PrimExprKind::kLT, n, tir::IntImm(DataType::I64(), 2)),
+                                                    tir::Min(tir::IntImm(DataType::I64(), 1), n), n))),
+            "select(n < 2, min(1, n), n)");
+}
+
 TEST(ConstantFolding, LoadIndicesAreSimplified) {
   tir::Var n("n"), i("i");
   tir::Buffer b = tir::MakeBuffer("B", DataType::F32(), {n});

@@ -17,6 +17,7 @@
 
 #include "compiler/ir/arith/expr_order.h"
 #include "compiler/ir/arith/polynomial.h"
+#include "compiler/ir/tir_visitor.h"
 
 namespace strata::arith {
 
@@ -220,6 +221,34 @@ PrimExpr FoldCall(tir::Intrinsic op, const std::vector<PrimExpr>& args) {
 
 // ---------------------------------------------------------------- atoms shared by both paths
 
+// Whether a select on `condition` (simplified) with branches t and f
+// (simplified) is one of its branches whatever the condition: the same
+// branches; or a condition `v == e` (e free of v) under which both branches
+// agree, as broadcasting writes them: select(n == 1, min(512, n), n) is n,
+// because at n = 1 both sides are 1. Likewise select(v != e, t, f) is t.
+// Returns that branch, or null.
+PrimExpr BranchTheSelectAlwaysIs(const PrimExpr& condition, const PrimExpr& t, const PrimExpr& f) {
+  if (CompareExprs(t, f) == 0) return t;
+  const auto* cmp = condition.as<BinaryOpNode>();
+  if (cmp == nullptr || (cmp->kind != PrimExprKind::kEQ && cmp->kind != PrimExprKind::kNE) ||
+      !cmp->a.dtype().is_int() || !t.dtype().is_int()) {
+    return PrimExpr();
+  }
+  for (int side = 0; side < 2; ++side) {
+    const auto* var = (side == 0 ? cmp->a : cmp->b).as<tir::VarNode>();
+    const PrimExpr& value = side == 0 ? cmp->b : cmp->a;
+    if (var == nullptr) continue;
+    auto at_value = [&](const PrimExpr& e) {
+      return tir::Substitute(e, [&](const tir::VarNode* v) { return v == var ? value : PrimExpr(); });
+    };
+    if (!at_value(value).same_as(value)) continue;  // v == e(v) binds nothing
+    if (CompareExprs(SimplifyExpr(at_value(t)), SimplifyExpr(at_value(f))) == 0) {
+      return cmp->kind == PrimExprKind::kEQ ? f : t;
+    }
+  }
+  return PrimExpr();
+}
+
 // Simplifies the children of a select, cast, call or load; folds it when possible.
 // `self` comes back when nothing changed.
 PrimExpr SimplifySelect(const PrimExpr& self, const tir::SelectNode* op) {
@@ -227,7 +256,7 @@ PrimExpr SimplifySelect(const PrimExpr& self, const tir::SelectNode* op) {
   if (const int64_t* c = tir::AsConstInt(condition)) return SimplifyExpr(*c ? op->true_value : op->false_value);
   PrimExpr t = SimplifyExpr(op->true_value);
   PrimExpr f = SimplifyExpr(op->false_value);
-  if (CompareExprs(t, f) == 0) return t;
+  if (PrimExpr branch = BranchTheSelectAlwaysIs(condition, t, f)) return branch;
   if (condition.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) return self;
   return tir::SelectNode::make(std::move(condition), std::move(t), std::move(f));
 }
@@ -359,7 +388,10 @@ Polynomial ToPoly(const PrimExpr& e) {
       Polynomial t_poly = ToPoly(op->true_value);
       Polynomial f_poly = ToPoly(op->false_value);
       if (t_poly.Equals(f_poly)) return t_poly;
-      return Polynomial::Atom(Reuse(e, tir::SelectNode::make(condition, t_poly.ToExpr(), f_poly.ToExpr())));
+      PrimExpr t = t_poly.ToExpr();
+      PrimExpr f = f_poly.ToExpr();
+      if (PrimExpr branch = BranchTheSelectAlwaysIs(condition, t, f)) return branch.same_as(t) ? t_poly : f_poly;
+      return Polynomial::Atom(Reuse(e, tir::SelectNode::make(condition, std::move(t), std::move(f))));
     }
     case PrimExprKind::kCast: {
       PrimExpr simplified = SimplifyCast(e, e.as<tir::CastNode>());
