@@ -57,6 +57,9 @@ import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_util import median_ns, print_table  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RTOL, ATOL = 1e-3, 1e-4
 
@@ -222,18 +225,7 @@ def check(engine, workload, got, ref):
 
 def median_ms(fn, warmup_seconds, seconds, min_calls):
     """Median wall time of one call of fn(), in milliseconds, after a warm-up."""
-    deadline = time.perf_counter() + warmup_seconds
-    calls = 0
-    while calls < 2 or time.perf_counter() < deadline:
-        fn()
-        calls += 1
-    samples = []
-    deadline = time.perf_counter() + seconds
-    while len(samples) < min_calls or time.perf_counter() < deadline:
-        start = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples) / 1e6
+    return median_ns(fn, warmup_seconds, seconds, min_calls, min_warmup_calls=2) / 1e6
 
 
 LATENCY = re.compile(r"latency over \d+ runs?(?: after \d+ warmup)?: median ([0-9.]+) us")
@@ -355,16 +347,7 @@ def main():
     table = [[r["workload"], f"{r['strata']:.2f}", f"{r['ort']:.2f}", f"{r['torch']:.2f}",
               f"{r['ort'] / r['strata']:.2f}", f"{r['torch'] / r['strata']:.2f}", f"{r['compile_s']:.1f}",
               f"{r['strata_err']:.2g}"] for r in rows]
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for line in table:
-            print("| " + " | ".join(line) + " |")
-    else:
-        widths = [max(len(h), *(len(line[i]) for line in table)) for i, h in enumerate(header)]
-        print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
-        for line in table:
-            print("  ".join(c.ljust(w) for c, w in zip(line, widths)))
+    print_table(header, table, args.markdown)
     geo_ort = math.exp(statistics.mean(math.log(r["ort"] / r["strata"]) for r in rows))
     geo_torch = math.exp(statistics.mean(math.log(r["torch"] / r["strata"]) for r in rows))
     print()

@@ -43,9 +43,11 @@ import platform
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_util import median_ns, print_table  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "onnx")
@@ -76,18 +78,7 @@ def check(engine, model, got, expected):
 
 def median_us(fn, warmup_seconds, seconds, min_calls):
     """Median wall time of one call of fn(), in microseconds, after a warm-up."""
-    deadline = time.perf_counter() + warmup_seconds
-    calls = 0
-    while calls < 10 or time.perf_counter() < deadline:
-        fn()
-        calls += 1
-    samples = []
-    deadline = time.perf_counter() + seconds
-    while len(samples) < min_calls or time.perf_counter() < deadline:
-        start = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples) / 1e3
+    return median_ns(fn, warmup_seconds, seconds, min_calls) / 1e3
 
 
 def time_strata(binary, model, repetitions):
@@ -216,16 +207,7 @@ def main():
                 f"({torch.get_num_threads()} threads), numpy {np.__version__}, python {platform.python_version()}; "
                 f"{context.get('num_cpus', os.cpu_count())} CPUs at {context.get('mhz_per_cpu', '?')} MHz, "
                 f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in table:
-            print("| " + " | ".join(row) + " |")
-    else:
-        widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(header)]
-        print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
-        for row in table:
-            print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+    print_table(header, table, args.markdown, right_align=True)
     print()
     print(f"Median over {args.rounds} rounds of: Strata, the median of {args.repetitions} Google Benchmark "
           f"repetitions (each a mean over its iterations); the peers, the median of >= {args.min_calls} calls and "

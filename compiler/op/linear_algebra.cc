@@ -23,6 +23,7 @@
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/op/builtin_ops.h"
+#include "compiler/op/gemm_panels.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
 
@@ -125,6 +126,43 @@ StatusOr<StructInfo> InferDense(const OpCall& call) {
   return TensorStructInfoNode::make(std::move(out), dtype);
 }
 
+// packed_matmul(x, panels, bias?, n): x @ B (+ bias) with B, K x n, packed
+// into panels of gemm_panels.h by PackWeights.
+StatusOr<StructInfo> InferPackedMatmul(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* p, TensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, 0, 1, x->dtype, p->dtype));
+  STRATA_RETURN_IF_ERROR(CheckNumeric(call, 0, dtype));
+  if (x->ndim == 0) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must have at least one dimension";
+  }
+  STRATA_RETURN_IF_ERROR(CheckRank(call, 1, p, 3, "(column panels, in_features, panel width)"));
+  const int64_t n = call.IntAttr("n");
+  if (n < 0) return ErrorStatus() << call.name() << ": attribute 'n' must be >= 0, got " << n;
+  const TensorStructInfoNode* bias = nullptr;
+  if (call.num_args() > 2) {
+    STRATA_ASSIGN_OR_RETURN(bias, TensorArg(call, 2));
+    STRATA_ASSIGN_OR_RETURN(dtype, SameDtype(call, 0, 2, dtype, bias->dtype));
+    STRATA_RETURN_IF_ERROR(CheckRank(call, 2, bias, 1, "(n,)"));
+  }
+  if (p->shape) {
+    const std::vector<PrimExpr>& ps = *p->shape;
+    const PrimExpr panels((n + kGemmPanelWidth - 1) / kGemmPanelWidth);
+    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 1, 0, ps[0], 1, 0, panels, "the column panels (ceil(n / 32))"));
+    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 1, 2, ps[2], 1, 2, PrimExpr(kGemmPanelWidth), "the panel width"));
+  }
+  if (bias != nullptr && bias->shape) {
+    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 2, 0, (*bias->shape)[0], 2, 0, PrimExpr(n), "n"));
+  }
+  if (x->ndim < 0) return TensorStructInfoNode::make_ndim(-1, dtype);
+  if (!x->shape || !p->shape) return TensorStructInfoNode::make_ndim(x->ndim, dtype);
+  const std::vector<PrimExpr>& a = *x->shape;
+  STRATA_RETURN_IF_ERROR(CheckSameDim(call, 0, a.size() - 1, a.back(), 1, 1, (*p->shape)[1], "the input features"));
+  std::vector<PrimExpr> out(a.begin(), a.end() - 1);
+  out.push_back(PrimExpr(n));
+  return TensorStructInfoNode::make(std::move(out), dtype);
+}
+
 StatusOr<StructInfo> InferBiasAdd(const OpCall& call) {
   STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
   STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* bias, TensorArg(call, 1));
@@ -171,7 +209,7 @@ std::vector<PrimExpr> Unflatten(PrimExpr flat, const std::vector<PrimExpr>& dims
 // has up to kBlockRows rows to spread the cost of packing; kBlockCols keeps
 // enough blocks for the threads when the rows are few.
 constexpr int64_t kRowTile = 12;
-constexpr int64_t kColTile = 32;
+constexpr int64_t kColTile = kGemmPanelWidth;
 constexpr int64_t kDepth = 256;
 constexpr int64_t kBlockRows = 240;
 constexpr int64_t kBlockCols = 64;
@@ -203,6 +241,9 @@ struct Gemm {
   // b is contiguous along k (dense's weight): its panel is packed with k
   // innermost, reading memory in order.
   bool b_k_contiguous = false;
+  // When defined, b is this constant packed at compile time (gemm_panels.h):
+  // the kernels read its panels in place and `b` is not used.
+  tir::Buffer panels;
 };
 
 Stmt Store(const tir::Buffer& buffer, std::vector<PrimExpr> index, PrimExpr value) {
@@ -263,6 +304,30 @@ Stmt RowKernel(const Gemm& g) {
   return Let(chunks, CeilDiv(N, kRowChunk), body);
 }
 
+// With a packed weight and few rows: each (row, panel) task accumulates the
+// panel's kColTile columns in registers over the whole reduction, reading the
+// panel once, contiguously. The register tile would be mostly padding.
+constexpr int64_t kPanelRowMaxRows = 4;
+Stmt PanelRowKernel(const Gemm& g) {
+  const PrimExpr M = g.rows, N = g.cols, K = g.depth;
+  const tir::Buffer acc = KernelBuilder::Local("Acc", g.dtype, {kColTile});
+  tir::Var panels("panels"), task("task"), row("row"), pt("panel"), zc("c"), k("kk"), a("a", g.dtype), c("c"), sc("c");
+  PrimExpr value = Load(acc, {sc});
+  if (g.bias) value = value + g.bias(pt * kColTile + sc);
+  Stmt body = tir::SeqStmtNode::make({
+      Loop(zc, kColTile, ForKind::kVectorized, Store(acc, {zc}, Const(g.dtype, 0))),
+      Loop(k, K, ForKind::kSerial,
+           Let(a, g.a({}, row, k),
+               Loop(c, kColTile, ForKind::kVectorized,
+                    Store(acc, {c}, Load(acc, {c}) + a * Load(g.panels, {pt, k, c}))))),
+      Loop(sc, tir::Min(PrimExpr(kColTile), N - pt * kColTile), ForKind::kVectorized,
+           Store(g.out, g.out_index({}, row, pt * kColTile + sc), value)),
+  });
+  body = Let(row, tir::FloorDiv(task, panels), Let(pt, tir::FloorMod(task, panels), body));
+  body = Loop(task, M * panels, ForKind::kParallel, tir::AllocateNode::make(acc, body));
+  return Let(panels, CeilDiv(N, kColTile), body);
+}
+
 // The tiled schedule; see the top of the file.
 Stmt GemmKernel(const Gemm& g) {
   const DataType t = g.dtype;
@@ -281,7 +346,9 @@ Stmt GemmKernel(const Gemm& g) {
   // kc (past the last column: dense's panel repeats it, matmul's is zero).
   tir::Var pk("pk"), pj("pj");
   Stmt pack;
-  if (g.b_k_contiguous) {
+  if (g.panels != nullptr) {
+    pack = tir::SeqStmtNode::make({});
+  } else if (g.b_k_contiguous) {
     pack = Loop(pj, kColTile, ForKind::kSerial,
                 Loop(pk, kc, ForKind::kSerial, Store(panel, {pk, pj}, g.b(batch, k0 + pk, clamp_col(jj + pj)))));
   } else {
@@ -305,6 +372,11 @@ Stmt GemmKernel(const Gemm& g) {
   // The register tile: zero it, accumulate the reduction slice, store it (the
   // first slice stores, later ones add; rows past M were clamped and are dropped).
   tir::Var zr("r"), zc("c"), k("kk"), r("r"), c("c"), a("a", t), sr("r"), sc("c"), ar("r"), ac("c");
+  // Column tile jj's panel: the local copy, or the constant's own panel jj / kColTile.
+  auto panel_at = [&](PrimExpr kk, PrimExpr cc) {
+    if (g.panels == nullptr) return Load(panel, {kk, cc});
+    return Load(g.panels, {tir::FloorDiv(jj, kColTile), k0 + kk, cc});
+  };
   Stmt zero = Loop(zr, kRowTile, ForKind::kUnrolled,
                    Loop(zc, kColTile, ForKind::kVectorized, Store(acc, {zr, zc}, Const(t, 0))));
   // The tile's rows of a for this slice, copied (contiguous runs, clamped
@@ -316,11 +388,11 @@ Stmt GemmKernel(const Gemm& g) {
   Stmt copy_a =
       Loop(cr, kRowTile, ForKind::kSerial,
            Loop(ck, kc, ForKind::kVectorized, Store(a_tile, {cr, ck}, g.a(batch, tir::Min(ii + cr, M - 1), k0 + ck))));
-  Stmt update = Loop(k, kc, ForKind::kSerial,
-                     Loop(r, kRowTile, ForKind::kUnrolled,
-                          Let(a, Load(a_tile, {r, k}),
-                              Loop(c, kColTile, ForKind::kVectorized,
-                                   Store(acc, {r, c}, Load(acc, {r, c}) + a * Load(panel, {k, c}))))));
+  Stmt update = Loop(
+      k, kc, ForKind::kSerial,
+      Loop(r, kRowTile, ForKind::kUnrolled,
+           Let(a, Load(a_tile, {r, k}),
+               Loop(c, kColTile, ForKind::kVectorized, Store(acc, {r, c}, Load(acc, {r, c}) + a * panel_at(k, c))))));
   // The tile's partial sums go to the block's Partial buffer (the first slice
   // stores, later ones add); Out is written once, after the last slice, so
   // that every output element is stored exactly once (fusion puts epilogues
@@ -350,10 +422,9 @@ Stmt GemmKernel(const Gemm& g) {
   Stmt final_store = Loop(fr, tir::Min(block_rows, M - i0), ForKind::kSerial,
                           Loop(fc, tir::Min(block_cols, N - j0), ForKind::kVectorized,
                                Store(g.out, g.out_index(batch, i0 + fr, j0 + fc), result)));
-  block = tir::AllocateNode::make(
-      partial, tir::AllocateNode::make(
-                   panel, tir::AllocateNode::make(
-                              acc, tir::AllocateNode::make(a_tile, tir::SeqStmtNode::make({block, final_store})))));
+  block = tir::AllocateNode::make(acc, tir::AllocateNode::make(a_tile, tir::SeqStmtNode::make({block, final_store})));
+  if (g.panels == nullptr) block = tir::AllocateNode::make(panel, block);
+  block = tir::AllocateNode::make(partial, block);
   block = Let(i0, tir::FloorMod(tir::FloorDiv(task, col_blocks), row_blocks) * block_rows,
               Let(j0, tir::FloorMod(task, col_blocks) * block_cols, block));
   if (!g.batch.empty()) block = Let(batch_task, tir::FloorDiv(task, row_blocks * col_blocks), block);
@@ -424,37 +495,64 @@ StatusOr<Stmt> LegalizeMatmul(const OpCall& call, KernelBuilder& b) {
   return tir::SeqStmtNode::make(std::move(stmts));
 }
 
+// The GEMM of x (..., K) times a K x `cols` right operand into out (..., cols):
+// x's leading dimensions are flattened into the rows. The caller sets b (or
+// panels) and the bias.
+Gemm RowsOfX(const tir::Buffer& x, const tir::Buffer& out, PrimExpr cols) {
+  const std::vector<PrimExpr>& xs = x->shape;
+  const std::vector<PrimExpr> lead(xs.begin(), xs.end() - 1);
+  Gemm g;
+  g.dtype = out->dtype;
+  g.rows = Product(lead);
+  g.cols = std::move(cols);
+  g.depth = xs.back();
+  g.a = [=](const std::vector<PrimExpr>&, PrimExpr row, PrimExpr k) {
+    return Load(x, Concat(Unflatten(row, lead), {k}));
+  };
+  g.out = out;
+  g.out_index = [=](const std::vector<PrimExpr>&, PrimExpr row, PrimExpr col) {
+    return Concat(Unflatten(row, lead), {col});
+  };
+  return g;
+}
+
+// The third argument, the bias, as a kernel input; null when not given.
+StatusOr<tir::Buffer> OptionalBias(const OpCall& call, KernelBuilder& b) {
+  if (call.num_args() <= 2) return tir::Buffer();
+  return b.Input(call.arg(2), "Bias", "bias");
+}
+
 StatusOr<Stmt> LegalizeDense(const OpCall& call, KernelBuilder& b) {
   STRATA_ASSIGN_OR_RETURN(tir::Buffer x, b.Input(call.arg(0), "X", "x"));
   STRATA_ASSIGN_OR_RETURN(tir::Buffer w, b.Input(call.arg(1), "W", "weight"));
-  tir::Buffer bias;
-  if (call.num_args() > 2) {
-    STRATA_ASSIGN_OR_RETURN(bias, b.Input(call.arg(2), "Bias", "bias"));
-  }
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer bias, OptionalBias(call, b));
   STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
   const std::vector<PrimExpr>& xs = x->shape;
   std::vector<Stmt> stmts;
   CheckSameDimAtRunTime("x", xs.size() - 1, xs.back(), "weight", 1, w->shape[1], &stmts);
   if (bias) CheckSameDimAtRunTime("bias", 0, bias->shape[0], "weight", 0, w->shape[0], &stmts);
-  // The leading dimensions of x are flattened into the rows of one GEMM.
-  const std::vector<PrimExpr> lead(xs.begin(), xs.end() - 1);
-  Gemm g;
-  g.dtype = out->dtype;
-  g.rows = Product(lead);
-  g.cols = w->shape[0];
-  g.depth = xs.back();
-  g.a = [=](const std::vector<PrimExpr>&, PrimExpr row, PrimExpr k) {
-    return Load(x, Concat(Unflatten(row, lead), {k}));
-  };
+  Gemm g = RowsOfX(x, out, w->shape[0]);
   g.b = [=](const std::vector<PrimExpr>&, PrimExpr k, PrimExpr col) { return Load(w, {col, k}); };
   g.b_k_contiguous = true;
-  g.out = out;
-  g.out_index = [=](const std::vector<PrimExpr>&, PrimExpr row, PrimExpr col) {
-    return Concat(Unflatten(row, lead), {col});
-  };
   if (bias) g.bias = [=](PrimExpr col) { return Load(bias, {col}); };
   stmts.push_back(tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLT, g.rows, kDotMaxRows),
                                             DotKernel(g), GemmKernel(g)));
+  return tir::SeqStmtNode::make(std::move(stmts));
+}
+
+StatusOr<Stmt> LegalizePackedMatmul(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer x, b.Input(call.arg(0), "X", "x"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer panels, b.Input(call.arg(1), "Panels", "panels"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer bias, OptionalBias(call, b));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const std::vector<PrimExpr>& xs = x->shape;
+  std::vector<Stmt> stmts;
+  CheckSameDimAtRunTime("x", xs.size() - 1, xs.back(), "panels", 1, panels->shape[1], &stmts);
+  Gemm g = RowsOfX(x, out, PrimExpr(call.IntAttr("n")));
+  g.panels = panels;
+  if (bias) g.bias = [=](PrimExpr col) { return Load(bias, {col}); };
+  stmts.push_back(tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLT, g.rows, kPanelRowMaxRows),
+                                            PanelRowKernel(g), GemmKernel(g)));
   return tir::SeqStmtNode::make(std::move(stmts));
 }
 
@@ -478,6 +576,12 @@ std::vector<OpDef> LinearAlgebraOps() {
   return {
       OpDef{"matmul", {"x", "y"}, 0, {}, InferMatmul, LegalizeMatmul},
       OpDef{"dense", {"x", "weight", "bias"}, 1, {}, InferDense, LegalizeDense},
+      OpDef{"packed_matmul",
+            {"x", "panels", "bias"},
+            1,
+            {AttrDef{"n", AttrKind::kInt, std::nullopt}},
+            InferPackedMatmul,
+            LegalizePackedMatmul},
       OpDef{"bias_add",
             {"x", "bias"},
             0,

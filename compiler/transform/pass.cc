@@ -19,6 +19,7 @@
 #include "compiler/transform/fuse_tir.h"
 #include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pack_weights.h"
 #include "compiler/transform/place_on_devices.h"
 #include "compiler/transform/plan_memory.h"
 
@@ -40,6 +41,7 @@ struct Registry {
           Pass{"FoldBatchNorm", FoldBatchNorm}, Pass{"EliminateCommonSubexpr", EliminateCommonSubexpr},
           Pass{"DeadCodeElimination", DeadCodeElimination}, Pass{"DispatchTIR", DispatchTIR},
           Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
+          Pass{"PackWeights", PackWeights},
           Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }}, Pass{"FuseOps", FuseOps},
           Pass{"FuseTIR", FuseTIR}, Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
           Pass{"PlanMemory", PlanMemory}}) {

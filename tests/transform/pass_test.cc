@@ -30,8 +30,9 @@ func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
 )";
 
 TEST(PassRegistryTest, TransformPassesAreRegisteredWithoutTheLayersAbove) {
-  for (const char* name : {"Normalize", "WellFormed", "Canonicalize", "FoldBatchNorm", "EliminateCommonSubexpr",
-                           "DeadCodeElimination", "DispatchTIR", "LegalizeOps", "CallTIRRewrite", "PlanMemory"}) {
+  for (const char* name :
+       {"Normalize", "WellFormed", "Canonicalize", "FoldBatchNorm", "EliminateCommonSubexpr", "DeadCodeElimination",
+        "DispatchTIR", "PackWeights", "LegalizeOps", "CallTIRRewrite", "PlanMemory"}) {
     StatusOr<Pass> pass = GetPass(name);
     ASSERT_TRUE(pass.ok()) << name;
     EXPECT_EQ(pass->name, name);
@@ -73,15 +74,31 @@ TEST(PipelineTest, InsertBeforeAndAfterNamedPasses) {
   ASSERT_TRUE(pipeline.InsertAfter("CallTIRRewrite", Identity("MyOpt")).ok());
   // WellFormed appears twice: insertion goes next to the first one.
   ASSERT_TRUE(pipeline.InsertAfter("WellFormed", Identity("Check")).ok());
-  EXPECT_EQ(pipeline.names(),
-            (std::vector<std::string>{"Normalize", "WellFormed", "Check", "Canonicalize", "FoldBatchNorm",
-                                      "FoldConstants", "EliminateCommonSubexpr", "DeadCodeElimination", "DispatchTIR",
-                                      "Dispatch", "LegalizeOps", "FuseOps", "FuseTIR", "CallTIRRewrite", "MyOpt",
-                                      "PlanMemory", "VMShapeLower", "KillAfterLastUse", "WellFormed"}));
+  EXPECT_EQ(pipeline.names(), (std::vector<std::string>{"Normalize",
+                                                        "WellFormed",
+                                                        "Check",
+                                                        "Canonicalize",
+                                                        "FoldBatchNorm",
+                                                        "FoldConstants",
+                                                        "EliminateCommonSubexpr",
+                                                        "DeadCodeElimination",
+                                                        "DispatchTIR",
+                                                        "PackWeights",
+                                                        "Dispatch",
+                                                        "LegalizeOps",
+                                                        "FuseOps",
+                                                        "FuseTIR",
+                                                        "CallTIRRewrite",
+                                                        "MyOpt",
+                                                        "PlanMemory",
+                                                        "VMShapeLower",
+                                                        "KillAfterLastUse",
+                                                        "WellFormed"}));
   Status missing = pipeline.InsertBefore("SimplifyGraph", Identity("X"));
   EXPECT_EQ(missing.message(),
             "no pass 'SimplifyGraph' in the pipeline (Normalize, WellFormed, Check, Canonicalize, FoldBatchNorm, "
-            "FoldConstants, EliminateCommonSubexpr, DeadCodeElimination, DispatchTIR, Dispatch, LegalizeOps, "
+            "FoldConstants, EliminateCommonSubexpr, DeadCodeElimination, DispatchTIR, PackWeights, Dispatch, "
+            "LegalizeOps, "
             "FuseOps, FuseTIR, CallTIRRewrite, MyOpt, PlanMemory, VMShapeLower, KillAfterLastUse, WellFormed)");
 }
 

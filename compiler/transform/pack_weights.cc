@@ -1,0 +1,117 @@
+// PackWeights: constant matmul / dense weights packed into GEMM panels (see pack_weights.h).
+#include "compiler/transform/pack_weights.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/op/gemm_panels.h"
+#include "compiler/transform/dead_code_elimination.h"
+#include "compiler/transform/normalize.h"
+
+namespace strata::transform {
+namespace {
+
+using namespace graph;  // NOLINT: a graph-level pass
+
+// The f32 matrix a weight argument denotes, if it is a constant.
+const HostTensor* ConstantMatrix(const Expr& e, const std::map<const VarNode*, const HostTensor*>& constants) {
+  const HostTensor* t = nullptr;
+  if (const auto* c = e.as<ConstantNode>()) t = c->data.get();
+  if (const auto* v = e.as<VarNode>()) {
+    auto it = constants.find(v);
+    if (it != constants.end()) t = it->second;
+  }
+  if (t == nullptr || t->dtype != DataType::F32() || t->shape.size() != 2) return nullptr;
+  if (t->bytes.size() != static_cast<size_t>(t->shape[0] * t->shape[1]) * sizeof(float)) return nullptr;
+  return t;
+}
+
+// The panels of B (K x N), where B[k][n] is w[k * N + n] (matmul's y) or, with
+// `transposed`, w[n * K + k] (dense's weight, N x K).
+Expr PackPanels(const HostTensor& w, bool transposed) {
+  const int64_t k_dim = transposed ? w.shape[1] : w.shape[0];
+  const int64_t n_dim = transposed ? w.shape[0] : w.shape[1];
+  constexpr int64_t kWidth = op::kGemmPanelWidth;
+  const int64_t panels = (n_dim + kWidth - 1) / kWidth;
+  auto packed = std::make_shared<HostTensor>();
+  packed->dtype = DataType::F32();
+  packed->shape = {panels, k_dim, kWidth};
+  packed->bytes.assign(static_cast<size_t>(panels * k_dim * kWidth) * sizeof(float), 0);
+  const auto* src = reinterpret_cast<const float*>(w.bytes.data());
+  auto* dst = reinterpret_cast<float*>(packed->bytes.data());
+  for (int64_t t = 0; t < panels; ++t) {
+    for (int64_t k = 0; k < k_dim; ++k) {
+      float* row = dst + (t * k_dim + k) * kWidth;
+      for (int64_t c = 0; c < kWidth && t * kWidth + c < n_dim; ++c) {
+        const int64_t n = t * kWidth + c;
+        row[c] = transposed ? src[n * k_dim + k] : src[k * n_dim + n];
+      }
+    }
+  }
+  return ConstantNode::make(std::move(packed));
+}
+
+const TensorStructInfoNode* F32Tensor(const Expr& e) {
+  const auto* t = e->struct_info.defined() ? e->struct_info.as<TensorStructInfoNode>() : nullptr;
+  return t != nullptr && t->dtype == DataType::F32() && t->ndim >= 0 ? t : nullptr;
+}
+
+class WeightPacker : public Normalizer {
+ public:
+  explicit WeightPacker(const ir::IRModule* module) : Normalizer(module) {}
+  bool changed() const { return changed_; }
+
+ protected:
+  void RewriteBinding(const Binding& binding) override {
+    if (binding.kind == BindingKind::kVarBinding) {
+      if (const auto* c = binding.value.as<ConstantNode>()) constants_[binding.var.get()] = c->data.get();
+    }
+    const auto* call = binding.value.as<CallNode>();
+    const auto* op = call ? call->op.as<OpNode>() : nullptr;
+    const bool matmul = op != nullptr && op->name == "matmul" && call->args.size() == 2;
+    const bool dense = op != nullptr && op->name == "dense" && (call->args.size() == 2 || call->args.size() == 3);
+    const HostTensor* w = (matmul || dense) ? ConstantMatrix(call->args[1], constants_) : nullptr;
+    const TensorStructInfoNode* x = w ? F32Tensor(call->args[0]) : nullptr;
+    if (w == nullptr || x == nullptr || x->ndim < (matmul ? 2 : 1) ||
+        (dense && call->args.size() == 3 && F32Tensor(call->args[2]) == nullptr)) {
+      return Normalizer::RewriteBinding(binding);
+    }
+    std::vector<Expr> args = {MutateExpr(call->args[0]), PackPanels(*w, /*transposed=*/dense)};
+    if (dense && call->args.size() == 3) args.push_back(MutateExpr(call->args[2]));
+    if (failed()) return;
+    const int64_t n = dense ? w->shape[0] : w->shape[1];
+    changed_ = true;
+    EmitBinding(binding, Annotate(CallNode::make(OpNode::Get("packed_matmul"), std::move(args), {{"n", n}})));
+  }
+
+ private:
+  std::map<const VarNode*, const HostTensor*> constants_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+StatusOr<ir::IRModule> PackWeights(ir::IRModule module) {
+  std::vector<std::string> names;
+  for (const auto& [name, func] : module.functions()) {
+    if (std::holds_alternative<Function>(func)) names.push_back(name);
+  }
+  bool changed = false;
+  for (const std::string& name : names) {
+    Function func = module.GetGraphFunction(name);
+    WeightPacker packer(&module);
+    STRATA_ASSIGN_OR_RETURN(Function rewritten, packer.NormalizeFunction(name, func));
+    if (!packer.changed()) continue;  // unchanged functions keep their handles
+    module.Add(name, std::move(rewritten));
+    changed = true;
+  }
+  // The unpacked weights' bindings, when nothing else used them.
+  if (changed) return DeadCodeElimination(std::move(module));
+  return module;
+}
+
+}  // namespace strata::transform

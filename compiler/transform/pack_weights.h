@@ -1,0 +1,26 @@
+// PackWeights: constant GEMM weights packed at compile time.
+//
+//   matmul(x, W)        W: K x N constant      ->  packed_matmul(x, P, n=N)
+//   dense(x, W[, b])    W: N x K constant      ->  packed_matmul(x, P[, b], n=N)
+//
+// P holds W (dense's transposed) in the layout of compiler/op/gemm_panels.h:
+// column panels of kGemmPanelWidth, each contiguous over the reduction, the
+// last one zero-padded. packed_matmul's kernel reads its panels in place, so a
+// constant weight is no longer re-packed (dense's: transposed) on every call;
+// with few rows it streams each panel once per row.
+//
+// It fires on f32 calls whose weight is a constant (inline, or a variable
+// bound to one) with constant dimensions, x having a known rank (at least 2 for
+// matmul: a 1-D x is a vector product). It runs right before LegalizeOps, after
+// target dispatch and BYOC, so calls they took over are not touched. A weight
+// constant that nothing else uses is dropped with the call's old argument.
+#pragma once
+
+#include "compiler/ir/module.h"
+#include "support/status.h"
+
+namespace strata::transform {
+
+StatusOr<ir::IRModule> PackWeights(ir::IRModule module);
+
+}  // namespace strata::transform

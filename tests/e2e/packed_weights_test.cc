@@ -1,0 +1,142 @@
+// Constant matmul / dense weights packed at compile time (PackWeights +
+// packed_matmul) end to end: at odd sizes (1 column, 7, 33 and 100 columns:
+// partial panels; reductions of 1, 13 and 300: shorter than, and past, one
+// reduction slice of 256), with a symbolic row count run at 1..5 rows (the
+// per-row panel kernel), 7, 13 and 29 (the register-tiled GEMM with partial
+// tiles), batched leading dimensions, a bias and a fused epilogue. The
+// reference is a plain triple loop in double precision over the same values.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "compiler/driver/compile.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/printer.h"
+#include "tests/e2e/e2e_test_util.h"
+#include "vm/virtual_machine.h"
+
+namespace strata::testing {
+namespace {
+
+// Deterministic values in [-1, 1).
+std::vector<float> Values(int64_t count, uint32_t seed) {
+  std::vector<float> out(static_cast<size_t>(count));
+  uint32_t state = seed * 2654435761u + 7;
+  for (float& v : out) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  return out;
+}
+
+std::string ConstText(const std::vector<int64_t>& shape, const std::vector<float>& values) {
+  std::string text = "const(Tensor[(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  text += shape.size() == 1 ? ",), f32], [" : "), f32], [";
+  for (size_t i = 0; i < values.size(); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%s%.9g", i ? ", " : "", values[i]);
+    text += buf;
+  }
+  return text + "])";
+}
+
+struct Case {
+  int64_t k, n;
+  bool dense;  // dense(x, W[n, k], bias) + relu, else matmul(x, W[k, n]) over a batch of 2
+};
+
+// out[b, i, j] = sum_k x[b, i, k] * B[k, j] (+ bias[j], relu for dense), B[k][j] =
+// w[k * n + j] (matmul) or w[j * k + k'] (dense).
+std::vector<float> Reference(const Case& c, int64_t rows, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& bias) {
+  std::vector<float> out(static_cast<size_t>(rows * c.n));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        const float b = c.dense ? w[static_cast<size_t>(j * c.k + kk)] : w[static_cast<size_t>(kk * c.n + j)];
+        sum += static_cast<double>(x[static_cast<size_t>(i * c.k + kk)]) * b;
+      }
+      if (c.dense) sum = std::max(sum + bias[static_cast<size_t>(j)], 0.0);
+      out[static_cast<size_t>(i * c.n + j)] = static_cast<float>(sum);
+    }
+  }
+  return out;
+}
+
+TEST(PackedWeights, MatchTheReferenceAtOddSizesAndEveryRowCount) {
+  for (const Case& c : {Case{1, 1, false}, Case{13, 7, false}, Case{300, 33, false}, Case{13, 100, true},
+                        Case{300, 33, true}, Case{1, 7, true}}) {
+    SCOPED_TRACE("k = " + std::to_string(c.k) + ", n = " + std::to_string(c.n) + (c.dense ? ", dense" : ", matmul"));
+    const std::vector<float> w = Values(c.k * c.n, static_cast<uint32_t>(c.k * 131 + c.n));
+    const std::vector<float> bias = Values(c.n, 99);
+    const std::string k = std::to_string(c.k), n = std::to_string(c.n);
+    std::string text;
+    if (c.dense) {
+      text = "func @main(x: Tensor[(m, " + k + "), f32]) -> Tensor[(m, " + n + "), f32] {\n  dataflow {\n" +
+             "    y = dense(x, " + ConstText({c.n, c.k}, w) + ", " + ConstText({c.n}, bias) + ")\n" +
+             "    r = relu(y)\n    output r\n  }\n  return r\n}\n";
+    } else {
+      text = "func @main(x: Tensor[(2, m, " + k + "), f32]) -> Tensor[(2, m, " + n + "), f32] {\n  dataflow {\n" +
+             "    y = matmul(x, " + ConstText({c.k, c.n}, w) + ")\n    output y\n  }\n  return y\n}\n";
+    }
+    auto module = ir::ParseModule(text, "packed.sir");
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    auto lowered = driver::Lower(*module, {});
+    ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+    const std::string lowered_text = ir::PrintModule(*lowered);
+    EXPECT_NE(lowered_text.find(c.dense ? "prim_func @fused_packed_matmul_relu(" : "prim_func @packed_matmul("),
+              std::string::npos);
+    EXPECT_EQ(lowered_text.find("prim_func @matmul("), std::string::npos);
+    auto bytes = driver::Compile(std::move(module).value(), {});
+    ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+    auto exe = vm::Executable::LoadFromBytes(*bytes);
+    ASSERT_TRUE(exe.ok()) << exe.status().message();
+    vm::VirtualMachine machine(*exe);
+    for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 29}) {
+      SCOPED_TRACE("m = " + std::to_string(m));
+      const int64_t batch = c.dense ? 1 : 2;
+      const std::vector<float> x = Values(batch * m * c.k, static_cast<uint32_t>(m));
+      std::vector<int64_t> x_shape = {m, c.k};
+      if (!c.dense) x_shape.insert(x_shape.begin(), 2);
+      auto input = vm::Tensor::FromValues<float>(x_shape, x);
+      ASSERT_TRUE(input.ok());
+      std::vector<vm::Value> args = {vm::Value::FromTensor(*input)};
+      auto result = machine.Invoke("main", args);
+      ASSERT_TRUE(result.ok()) << result.status().message();
+      const std::vector<float> got = result->tensor()->ToVector<float>().value();
+      std::vector<float> want = Reference(c, batch * m, x, w, bias);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::sqrt(static_cast<double>(c.k)))) << "element " << i;
+      }
+    }
+  }
+}
+
+// A dispatch pass placed before LegalizeOps (cpu-blas here) runs before
+// PackWeights, so it still sees the dense layer with its constant weight.
+TEST(PackedWeights, ADispatchBeforeLegalizeOpsStillSeesTheOriginalCall) {
+  const int64_t n = 128, k = 256;  // n * k at cpu-blas's threshold (symbolic rows count as 1)
+  const std::string text = "func @main(x: Tensor[(m, " + std::to_string(k) + "), f32]) -> Tensor[(m, " +
+                           std::to_string(n) + "), f32] {\n  y = dense(x, " + ConstText({n, k}, Values(n * k, 5)) +
+                           ")\n  return y\n}\n";
+  for (bool blas : {false, true}) {
+    SCOPED_TRACE(blas ? "with cpu-blas" : "default");
+    auto module = ir::ParseModule(text, "dense.sir");
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    driver::CompileOptions options;
+    if (blas) options.passes_before.emplace_back("LegalizeOps", "cpu-blas");
+    auto lowered = driver::Lower(*module, options);
+    ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+    const std::string lowered_text = ir::PrintModule(*lowered);
+    EXPECT_EQ(lowered_text.find("\"strata.blas.dense\"") != std::string::npos, blas) << lowered_text.substr(0, 2000);
+    EXPECT_EQ(lowered_text.find("packed_matmul") != std::string::npos, !blas);
+  }
+}
+
+}  // namespace
+}  // namespace strata::testing
