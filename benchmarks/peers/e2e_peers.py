@@ -256,6 +256,8 @@ def main():
     parser.add_argument("--warmup-seconds", type=float, default=1.0, help="warm-up per side and round (1 s)")
     parser.add_argument("--seconds", type=float, default=3.0, help="timed calls per side and round, seconds (3)")
     parser.add_argument("--min-calls", type=int, default=10, help="timed calls per side and round, at least (10)")
+    parser.add_argument("--settle-seconds", type=float, default=1.0,
+                        help="pause before each side's measurement, for the other sides' threads to go idle (1 s)")
     parser.add_argument("--re-export", action="store_true", help="export the models again even if present")
     parser.add_argument("--compile-flags", default="", help="extra flags for strata compile (space-separated)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -325,11 +327,18 @@ def main():
         repeat = max(args.min_calls, int(args.seconds * 1e3 / max(probe, 1e-3)))
         warmup = max(2, int(args.warmup_seconds * 1e3 / max(probe, 1e-3)))
         samples = {"strata": [], "ort": [], "torch": []}
+        # Each side starts after a pause, so that the worker threads of the
+        # side before it (PyTorch's OpenMP workers and ONNX Runtime's pool spin
+        # for a while after a call) are idle by then.
+        settle = lambda: time.sleep(args.settle_seconds)  # noqa: E731
         for _ in range(args.rounds):
+            settle()
             samples["strata"].append(strata_median_ms(strata, compiled[name], input_paths, warmup, repeat,
                                                       args.threads))
+            settle()
             samples["ort"].append(median_ms(lambda: session.run(outputs, feeds), args.warmup_seconds, args.seconds,
                                             args.min_calls))
+            settle()
             with torch.inference_mode():
                 samples["torch"].append(median_ms(lambda: module(*tensors), args.warmup_seconds, args.seconds,
                                                   args.min_calls))
