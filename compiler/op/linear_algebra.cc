@@ -145,15 +145,23 @@ StatusOr<StructInfo> InferPackedMatmul(const OpCall& call) {
     STRATA_ASSIGN_OR_RETURN(dtype, SameDtype(call, 0, 2, dtype, bias->dtype));
     STRATA_RETURN_IF_ERROR(CheckRank(call, 2, bias, 1, "(n,)"));
   }
-  if (p->shape) {
-    const std::vector<PrimExpr>& ps = *p->shape;
-    const PrimExpr panels((n + kGemmPanelWidth - 1) / kGemmPanelWidth);
-    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 1, 0, ps[0], 1, 0, panels, "the column panels (ceil(n / 32))"));
-    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 1, 2, ps[2], 1, 2, PrimExpr(kGemmPanelWidth), "the panel width"));
-  }
-  if (bias != nullptr && bias->shape) {
-    STRATA_RETURN_IF_ERROR(CheckSameDim(call, 2, 0, (*bias->shape)[0], 2, 0, PrimExpr(n), "n"));
-  }
+  // The panels' count and width follow from n and the kernel; a constant that
+  // differs is an error here, a symbolic one the kernel checks.
+  auto expect_dim = [&](size_t arg, size_t d, int64_t want, const std::string& what) -> Status {
+    const auto* t = call.arg_sinfo(arg).as<TensorStructInfoNode>();
+    if (t == nullptr || !t->shape) return Status::Ok();
+    const std::optional<int64_t> got = arith::AsConstant((*t->shape)[d]);
+    if (!got || *got == want) return Status::Ok();
+    return ErrorStatus() << call.name() << ": " << ArgText(call, arg) << " must have " << what << " in dimension " << d
+                         << ", got " << *got;
+  };
+  const int64_t panel_count = (n + kGemmPanelWidth - 1) / kGemmPanelWidth;
+  STRATA_RETURN_IF_ERROR(expect_dim(1, 0, panel_count,
+                                    std::to_string(panel_count) + " column panels (ceil(n / " +
+                                        std::to_string(kGemmPanelWidth) + ") for n = " + std::to_string(n) + ")"));
+  STRATA_RETURN_IF_ERROR(
+      expect_dim(1, 2, kGemmPanelWidth, "panels " + std::to_string(kGemmPanelWidth) + " columns wide"));
+  if (bias != nullptr) STRATA_RETURN_IF_ERROR(expect_dim(2, 0, n, "n = " + std::to_string(n) + " elements"));
   if (x->ndim < 0) return TensorStructInfoNode::make_ndim(-1, dtype);
   if (!x->shape || !p->shape) return TensorStructInfoNode::make_ndim(x->ndim, dtype);
   const std::vector<PrimExpr>& a = *x->shape;

@@ -86,6 +86,42 @@ TEST(LinearAlgebraInfer, Dense) {
             "Tensor[(n, o), f32]");
 }
 
+TEST(LinearAlgebraInfer, PackedMatmul) {
+  // x's leading dimensions are the rows; n columns, whatever the padding of the last panel.
+  EXPECT_EQ(Infer("x: Tensor[(b, m, 3), f32], p: Tensor[(2, 3, 32), f32]", "packed_matmul(x, p, n=40)"),
+            "Tensor[(b, m, 40), f32]");
+  EXPECT_EQ(
+      Infer("x: Tensor[(3,), f32], p: Tensor[(1, 3, 32), f32], c: Tensor[(7,), f32]", "packed_matmul(x, p, c, n=7)"),
+      "Tensor[(7,), f32]");
+  // A symbolic reduction is the kernel's to check.
+  EXPECT_EQ(Infer("x: Tensor[(m, k), f32], p: Tensor[(1, j, 32), f32]", "packed_matmul(x, p, n=32)"),
+            "Tensor[(m, 32), f32]");
+}
+
+TEST(LinearAlgebraInfer, PackedMatmulErrors) {
+  EXPECT_EQ(Infer("x: Tensor[(m, 3), f32], p: Tensor[(2, 3, 32), f32]", "packed_matmul(x, p, n=70)"),
+            std::string(kPrefix) +
+                "packed_matmul: panels: Tensor[(2, 3, 32), f32] must have 3 column panels (ceil(n / 32) for n = 70) "
+                "in dimension 0, got 2");
+  EXPECT_EQ(
+      Infer("x: Tensor[(m, 3), f32], p: Tensor[(2, 3, 16), f32]", "packed_matmul(x, p, n=40)"),
+      std::string(kPrefix) +
+          "packed_matmul: panels: Tensor[(2, 3, 16), f32] must have panels 32 columns wide in dimension 2, got 16");
+  EXPECT_EQ(Infer("x: Tensor[(m, 3), f32], p: Tensor[(2, 3, 32), f32], c: Tensor[(41,), f32]",
+                  "packed_matmul(x, p, c, n=40)"),
+            std::string(kPrefix) +
+                "packed_matmul: bias: Tensor[(41,), f32] must have n = 40 elements in dimension 0, got 41");
+  EXPECT_EQ(Infer("x: Tensor[(m, 4), f32], p: Tensor[(2, 3, 32), f32]", "packed_matmul(x, p, n=40)"),
+            std::string(kPrefix) +
+                "packed_matmul: x: Tensor[(m, 4), f32] and panels: Tensor[(2, 3, 32), f32] disagree on the input "
+                "features: dimension 1 of x (4) vs dimension 1 of panels (3)");
+  EXPECT_EQ(Infer("x: Tensor[(m, 3), f32], p: Tensor[(3, 32), f32]", "packed_matmul(x, p, n=40)"),
+            std::string(kPrefix) +
+                "packed_matmul: panels: Tensor[(3, 32), f32] must be 3-D (column panels, in_features, panel width)");
+  EXPECT_EQ(Infer("x: Tensor[(m, 3), f32], p: Tensor[(2, 3, 32), f32]", "packed_matmul(x, p, n=-1)"),
+            std::string(kPrefix) + "packed_matmul: attribute 'n' must be >= 0, got -1");
+}
+
 TEST(LinearAlgebraInfer, DenseErrors) {
   EXPECT_EQ(Infer("x: Tensor[(n, 3), f32], w: Tensor[(8, 4), f32]", "dense(x, w)"),
             std::string(kPrefix) +
