@@ -1,7 +1,6 @@
 // Compile driver: parse -> pipeline -> VM codegen + LLVM codegen -> executable.
 #include "compiler/driver/compile.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -101,13 +100,7 @@ StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
   }
   for (const auto& [anchor, name] : options.passes_before) {
     STRATA_ASSIGN_OR_RETURN(transform::Pass pass, transform::GetPass(name));
-    // PackWeights is the first step of legalization: a pass placed before
-    // LegalizeOps (a dispatch) must still see the matmul and dense calls it
-    // would rewrite.
-    const std::vector<std::string> current = pipeline.names();
-    const bool packs =
-        anchor == "LegalizeOps" && std::find(current.begin(), current.end(), "PackWeights") != current.end();
-    STRATA_RETURN_IF_ERROR(pipeline.InsertBefore(packs ? "PackWeights" : anchor, std::move(pass)));
+    STRATA_RETURN_IF_ERROR(pipeline.InsertBefore(anchor, std::move(pass)));
   }
   for (const auto& [anchor, name] : options.passes_after) {
     STRATA_ASSIGN_OR_RETURN(transform::Pass pass, transform::GetPass(name));

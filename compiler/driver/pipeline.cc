@@ -33,12 +33,22 @@ void RegisterCompilerPasses() {
 }
 
 std::vector<std::string> DefaultPipelinePassNames() {
-  return {"Normalize",           "WellFormed",    "Canonicalize",
-          "FoldBatchNorm",       "FoldConstants", "EliminateCommonSubexpr",
-          "DeadCodeElimination", "DispatchTIR",   "PackWeights",
-          "LegalizeOps",         "FuseOps",       "FuseTIR",
-          "CallTIRRewrite",      "PlanMemory",    "VMShapeLower",
-          "KillAfterLastUse",    "WellFormed"};
+  return {"Normalize",
+          "WellFormed",
+          "Canonicalize",
+          "FoldBatchNorm",
+          "FoldConstants",
+          "EliminateCommonSubexpr",
+          "DeadCodeElimination",
+          "DispatchTIR",
+          "LegalizeOps",
+          "FuseOps",
+          "FuseTIR",
+          "CallTIRRewrite",
+          "PlanMemory",
+          "VMShapeLower",
+          "KillAfterLastUse",
+          "WellFormed"};
 }
 
 transform::Pipeline DefaultPipeline() {

@@ -32,10 +32,9 @@
 // after them. Target dispatch, BYOC and optimization passes go in with
 // Pipeline::InsertBefore / InsertAfter: target dispatchers such as "cpu-blas"
 // (cpu_blas_dispatch.h) go before "LegalizeOps", after DispatchTIR, so
-// hand-written kernels win; the driver puts them before PackWeights (constant
-// matmul / dense weights packed into GEMM panels, pack_weights.h), the first
-// step of legalization, so that they still see the original calls. The driver runs this pipeline, then CodegenVM
-// (backend/vm/vm_codegen.h) and the LLVM codegen of the tensor programs.
+// hand-written kernels win; LegalizeOps packs constant matmul / dense weights
+// as its first step (pack_weights.h), so they still see the original calls. The driver runs this pipeline, then
+// CodegenVM (backend/vm/vm_codegen.h) and the LLVM codegen of the tensor programs.
 #pragma once
 
 #include <string>

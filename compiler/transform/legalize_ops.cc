@@ -1,6 +1,8 @@
 // LegalizeOps: operator calls -> call_tir of generated kernels (see legalize_ops.h).
 #include "compiler/transform/legalize_ops.h"
 
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "compiler/ir/structural_equal.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pack_weights.h"
 
 namespace strata::transform {
 
@@ -112,6 +115,11 @@ class Legalizer : public Normalizer {
 }  // namespace
 
 StatusOr<ir::IRModule> LegalizeOps(ir::IRModule module, const LegalizeOptions& options) {
+  if (options.pack_weights) {
+    std::set<std::string> overridden;
+    for (const auto& [name, fn] : options.overrides) overridden.insert(name);
+    STRATA_ASSIGN_OR_RETURN(module, PackWeights(std::move(module), overridden));
+  }
   Legalizer legalizer(&module, options);
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(legalizer, &module));
   return module;

@@ -10,10 +10,11 @@
 // output needs a graph variable no input binds gets it through tir_vars.
 //
 // Runs after target dispatch: calls a dispatch pass already rewrote are no
-// longer operator calls. `overrides` replaces the default legalization of an
-// operator for this run (the C++ way to bring your own kernel); an operator
-// without a default, or an argument without a known shape, is an error naming
-// the function, the binding and the operator.
+// longer operator calls. Its first step is PackWeights (pack_weights.h): a
+// matmul or dense with a constant weight gets the packed-weight kernel, so a
+// dispatch pass put before LegalizeOps still sees the original call. `overrides` replaces the default legalization of
+// an operator for this run (the C++ way to bring your own kernel); an operator without a default, or an argument
+// without a known shape, is an error naming the function, the binding and the operator.
 #pragma once
 
 #include <map>
@@ -27,6 +28,9 @@ namespace strata::transform {
 
 struct LegalizeOptions {
   std::map<std::string, op::LegalizeFn> overrides;
+  // Constant matmul / dense weights packed first (an overridden matmul or
+  // dense is left to its override).
+  bool pack_weights = true;
 };
 
 StatusOr<ir::IRModule> LegalizeOps(ir::IRModule module, const LegalizeOptions& options = {});

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,7 +63,7 @@ const TensorStructInfoNode* F32Tensor(const Expr& e) {
 
 class WeightPacker : public Normalizer {
  public:
-  explicit WeightPacker(const ir::IRModule* module) : Normalizer(module) {}
+  WeightPacker(const ir::IRModule* module, const std::set<std::string>& except) : Normalizer(module), except_(except) {}
   bool changed() const { return changed_; }
 
  protected:
@@ -72,15 +73,19 @@ class WeightPacker : public Normalizer {
     }
     const auto* call = binding.value.as<CallNode>();
     const auto* op = call ? call->op.as<OpNode>() : nullptr;
-    const bool matmul = op != nullptr && op->name == "matmul" && call->args.size() == 2;
-    const bool dense = op != nullptr && op->name == "dense" && (call->args.size() == 2 || call->args.size() == 3);
+    const bool wanted = op != nullptr && !except_.count(op->name);
+    const bool matmul = wanted && op->name == "matmul" && call->args.size() == 2;
+    const bool dense = wanted && op->name == "dense" && (call->args.size() == 2 || call->args.size() == 3);
     const HostTensor* w = (matmul || dense) ? ConstantMatrix(call->args[1], constants_) : nullptr;
     const TensorStructInfoNode* x = w ? F32Tensor(call->args[0]) : nullptr;
     if (w == nullptr || x == nullptr || x->ndim < (matmul ? 2 : 1) ||
         (dense && call->args.size() == 3 && F32Tensor(call->args[2]) == nullptr)) {
       return Normalizer::RewriteBinding(binding);
     }
-    std::vector<Expr> args = {MutateExpr(call->args[0]), PackPanels(*w, /*transposed=*/dense)};
+    // A weight shared by several calls (tied layers) is packed once.
+    Expr& panels = packed_[{w, dense}];
+    if (!panels.defined()) panels = PackPanels(*w, /*transposed=*/dense);
+    std::vector<Expr> args = {MutateExpr(call->args[0]), panels};
     if (dense && call->args.size() == 3) args.push_back(MutateExpr(call->args[2]));
     if (failed()) return;
     const int64_t n = dense ? w->shape[0] : w->shape[1];
@@ -89,13 +94,15 @@ class WeightPacker : public Normalizer {
   }
 
  private:
+  const std::set<std::string>& except_;
   std::map<const VarNode*, const HostTensor*> constants_;
+  std::map<std::pair<const HostTensor*, bool>, Expr> packed_;  // by (weight, transposed)
   bool changed_ = false;
 };
 
 }  // namespace
 
-StatusOr<ir::IRModule> PackWeights(ir::IRModule module) {
+StatusOr<ir::IRModule> PackWeights(ir::IRModule module, const std::set<std::string>& except) {
   std::vector<std::string> names;
   for (const auto& [name, func] : module.functions()) {
     if (std::holds_alternative<Function>(func)) names.push_back(name);
@@ -103,7 +110,7 @@ StatusOr<ir::IRModule> PackWeights(ir::IRModule module) {
   bool changed = false;
   for (const std::string& name : names) {
     Function func = module.GetGraphFunction(name);
-    WeightPacker packer(&module);
+    WeightPacker packer(&module, except);
     STRATA_ASSIGN_OR_RETURN(Function rewritten, packer.NormalizeFunction(name, func));
     if (!packer.changed()) continue;  // unchanged functions keep their handles
     module.Add(name, std::move(rewritten));

@@ -11,16 +11,21 @@
 //
 // It fires on f32 calls whose weight is a constant (inline, or a variable
 // bound to one) with constant dimensions, x having a known rank (at least 2 for
-// matmul: a 1-D x is a vector product). It runs right before LegalizeOps, after
-// target dispatch and BYOC, so calls they took over are not touched. A weight
-// constant that nothing else uses is dropped with the call's old argument.
+// matmul: a 1-D x is a vector product). LegalizeOps runs it as its first step,
+// after target dispatch and BYOC, so calls they took over are not touched. A
+// weight used by several calls is packed once. A weight constant that nothing
+// else uses is dropped with the call's old argument.
 #pragma once
+
+#include <set>
+#include <string>
 
 #include "compiler/ir/module.h"
 #include "support/status.h"
 
 namespace strata::transform {
 
-StatusOr<ir::IRModule> PackWeights(ir::IRModule module);
+// `except`: operators (matmul, dense) to leave alone.
+StatusOr<ir::IRModule> PackWeights(ir::IRModule module, const std::set<std::string>& except = {});
 
 }  // namespace strata::transform

@@ -41,7 +41,7 @@ struct Registry {
           Pass{"FoldBatchNorm", FoldBatchNorm}, Pass{"EliminateCommonSubexpr", EliminateCommonSubexpr},
           Pass{"DeadCodeElimination", DeadCodeElimination}, Pass{"DispatchTIR", DispatchTIR},
           Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
-          Pass{"PackWeights", PackWeights},
+          Pass{"PackWeights", [](ir::IRModule m) { return PackWeights(std::move(m)); }},
           Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }}, Pass{"FuseOps", FuseOps},
           Pass{"FuseTIR", FuseTIR}, Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
           Pass{"PlanMemory", PlanMemory}}) {

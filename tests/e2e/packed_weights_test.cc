@@ -6,6 +6,7 @@
 // tiles), batched leading dimensions, a bias and a fused epilogue. The
 // reference is a plain triple loop in double precision over the same values.
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
+#include "compiler/transform/pack_weights.h"
+#include "compiler/transform/pass.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "vm/virtual_machine.h"
 
@@ -117,8 +120,8 @@ TEST(PackedWeights, MatchTheReferenceAtOddSizesAndEveryRowCount) {
   }
 }
 
-// A dispatch pass placed before LegalizeOps (cpu-blas here) runs before
-// PackWeights, so it still sees the dense layer with its constant weight.
+// A dispatch pass placed before LegalizeOps (cpu-blas here) runs before its
+// packing step, so it still sees the dense layer with its constant weight.
 TEST(PackedWeights, ADispatchBeforeLegalizeOpsStillSeesTheOriginalCall) {
   const int64_t n = 128, k = 256;  // n * k at cpu-blas's threshold (symbolic rows count as 1)
   const std::string text = "func @main(x: Tensor[(m, " + std::to_string(k) + "), f32]) -> Tensor[(m, " +
@@ -136,6 +139,42 @@ TEST(PackedWeights, ADispatchBeforeLegalizeOpsStillSeesTheOriginalCall) {
     EXPECT_EQ(lowered_text.find("\"strata.blas.dense\"") != std::string::npos, blas) << lowered_text.substr(0, 2000);
     EXPECT_EQ(lowered_text.find("packed_matmul") != std::string::npos, !blas);
   }
+}
+
+// The packed-weight calls PackWeights made, by binding name: their panels argument.
+std::map<std::string, graph::Expr> PackedPanels(const ir::IRModule& module) {
+  std::map<std::string, graph::Expr> panels;
+  const auto* seq = module.GetGraphFunction("main")->body.as<graph::SeqExprNode>();
+  for (const graph::BindingBlock& block : seq->blocks) {
+    for (const graph::Binding& b : block.bindings) {
+      const auto* call = b.value.as<graph::CallNode>();
+      const auto* op = call ? call->op.as<graph::OpNode>() : nullptr;
+      if (op != nullptr && op->name == "packed_matmul") panels[b.var->name] = call->args[1];
+    }
+  }
+  return panels;
+}
+
+TEST(PackedWeights, AWeightSharedByTwoCallsIsPackedOnce) {
+  const std::string text =
+      "func @main(x: Tensor[(m, 2), f32]) -> Tensor[(m, 2), f32] {\n  w = " + ConstText({2, 2}, {1, 2, 3, 4}) +
+      "\n  a = matmul(x, w)\n  b = matmul(a, w)\n  c = dense(b, w)\n  return c\n}\n";
+  auto module = ir::ParseModule(text, "tied.sir");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto normalized = transform::GetPass("Normalize")->run(*module);
+  ASSERT_TRUE(normalized.ok()) << normalized.status().message();
+  auto packed = transform::PackWeights(*normalized);
+  ASSERT_TRUE(packed.ok()) << packed.status().message();
+  std::map<std::string, graph::Expr> panels = PackedPanels(*packed);
+  ASSERT_EQ(panels.size(), 3u);
+  EXPECT_TRUE(panels["a"].same_as(panels["b"]));   // one constant in the executable
+  EXPECT_FALSE(panels["a"].same_as(panels["c"]));  // dense packs the transpose
+  // An operator LegalizeOps was told to legalize another way is left alone.
+  auto except_matmul = transform::PackWeights(*normalized, {"matmul"});
+  ASSERT_TRUE(except_matmul.ok());
+  panels = PackedPanels(*except_matmul);
+  EXPECT_EQ(panels.size(), 1u);
+  EXPECT_EQ(panels.count("c"), 1u);
 }
 
 }  // namespace
