@@ -23,99 +23,16 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "compiler/op/tir_build.h"
+#include "compiler/op/window.h"
 
 namespace strata::op {
 namespace {
 
 using analysis::DimText;
-using tir::ForKind;
-using tir::PrimExprKind;
-using Index = std::vector<PrimExpr>;
-
-// ---- attributes ----------------------------------------------------------------
-
-// A (height, width) attribute of positive values.
-StatusOr<std::array<int64_t, 2>> PairAttr(const OpCall& call, const std::string& name) {
-  const std::vector<int64_t> v = call.IntsAttr(name);
-  if (v.size() != 2) {
-    return ErrorStatus() << call.name() << ": attribute '" << name << "' must have 2 values (height, width), got "
-                         << ir::PrintInts(v);
-  }
-  if (v[0] < 1 || v[1] < 1) {
-    return ErrorStatus() << call.name() << ": attribute '" << name << "' must be positive, got " << ir::PrintInts(v);
-  }
-  return std::array<int64_t, 2>{v[0], v[1]};
-}
-
-// Window geometry shared by conv2d and the pools; padding is (top, left, bottom, right).
-struct Window {
-  std::array<int64_t, 2> strides, dilation;
-  std::array<int64_t, 4> padding;
-  int64_t pad_before(int d) const { return padding[d]; }
-  int64_t pad_after(int d) const { return padding[d + 2]; }
-};
-
-StatusOr<Window> ReadWindow(const OpCall& call, const std::string& strides_attr) {
-  Window w;
-  STRATA_ASSIGN_OR_RETURN(w.strides, PairAttr(call, strides_attr));
-  STRATA_ASSIGN_OR_RETURN(w.dilation, PairAttr(call, "dilation"));
-  const std::vector<int64_t> pad = call.IntsAttr("padding");
-  if (pad.size() != 2 && pad.size() != 4) {
-    return ErrorStatus() << call.name()
-                         << ": attribute 'padding' must have 2 values (height, width) or 4 (top, left, bottom, "
-                            "right), got "
-                         << ir::PrintInts(pad);
-  }
-  for (int64_t p : pad) {
-    if (p < 0)
-      return ErrorStatus() << call.name() << ": attribute 'padding' must be non-negative, got " << ir::PrintInts(pad);
-  }
-  w.padding = pad.size() == 2 ? std::array<int64_t, 4>{pad[0], pad[1], pad[0], pad[1]}
-                              : std::array<int64_t, 4>{pad[0], pad[1], pad[2], pad[3]};
-  return w;
-}
-
-// Number of window positions along one dimension: floor((in + pads - dilated
-// window) / stride) + 1. ceil_mode rounds up instead, except that a window must
-// start inside the input or the leading padding (PyTorch's rule).
-PrimExpr WindowOutputDim(const PrimExpr& in, const Window& w, int d, const PrimExpr& kernel, bool ceil_mode) {
-  const int64_t s = w.strides[d];
-  PrimExpr span = in + (w.pad_before(d) + w.pad_after(d)) - w.dilation[d] * (kernel - 1) - 1;
-  if (!ceil_mode) return SimplifyDim(tir::FloorDiv(span, s) + 1);
-  PrimExpr rounded_up = tir::FloorDiv(span + (s - 1), s) + 1;
-  PrimExpr starts_inside = tir::FloorDiv(in + w.pad_before(d) - 1, s) + 1;
-  return SimplifyDim(tir::Min(rounded_up, starts_inside));
-}
+using namespace build;  // NOLINT: the kernel builders
 
 // ---- inference -----------------------------------------------------------------
-
-Status CheckFloat(const OpCall& call, size_t i, DataType dtype) {
-  if (dtype.is_void() || dtype.is_float()) return Status::Ok();
-  return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must be a float tensor";
-}
-
-Status CheckRank4(const OpCall& call, size_t i, const TensorStructInfoNode* t, const char* layout) {
-  if (t->ndim < 0 || t->ndim == 4) return Status::Ok();
-  return ErrorStatus() << call.name() << ": " << ArgText(call, i) << " must be 4-D " << layout;
-}
-
-// The output spatial dims of a window operator; an error when a constant one is empty.
-StatusOr<std::array<PrimExpr, 2>> WindowOutput(const OpCall& call, const std::vector<PrimExpr>& x_shape,
-                                               const Window& w, const std::array<PrimExpr, 2>& kernel, bool ceil_mode,
-                                               const std::string& window_text) {
-  std::array<PrimExpr, 2> out;
-  for (int d = 0; d < 2; ++d) {
-    out[d] = WindowOutputDim(x_shape[2 + d], w, d, kernel[d], ceil_mode);
-    std::optional<int64_t> value = arith::AsConstant(out[d]);
-    if (value && *value < 1) {
-      return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " is too small for " << window_text
-                           << " with padding " << ir::PrintInts({w.padding.begin(), w.padding.end()})
-                           << " and dilation " << ir::PrintInts({w.dilation.begin(), w.dilation.end()})
-                           << ": the output " << (d == 0 ? "height" : "width") << " would be " << *value;
-    }
-  }
-  return out;
-}
 
 StatusOr<StructInfo> InferConv2d(const OpCall& call) {
   STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
@@ -144,30 +61,6 @@ StatusOr<StructInfo> InferConv2d(const OpCall& call) {
   STRATA_ASSIGN_OR_RETURN(auto spatial,
                           WindowOutput(call, xs, window, {ws[2], ws[3]}, false, "the kernel of " + ArgText(call, 1)));
   return TensorStructInfoNode::make({xs[0], ws[0], spatial[0], spatial[1]}, dtype);
-}
-
-struct PoolAttrs {
-  std::array<int64_t, 2> size;
-  Window window;
-  bool ceil_mode;
-};
-
-StatusOr<PoolAttrs> ReadPoolAttrs(const OpCall& call) {
-  PoolAttrs a;
-  STRATA_ASSIGN_OR_RETURN(a.size, PairAttr(call, "pool_size"));
-  // strides default to pool_size (PyTorch), so unset means non-overlapping windows.
-  STRATA_ASSIGN_OR_RETURN(a.window, ReadWindow(call, call.HasAttr("strides") ? "strides" : "pool_size"));
-  a.ceil_mode = call.BoolAttr("ceil_mode");
-  for (int d = 0; d < 2; ++d) {
-    const int64_t extent = a.window.dilation[d] * (a.size[d] - 1) + 1;
-    if (a.window.pad_before(d) >= extent || a.window.pad_after(d) >= extent) {
-      return ErrorStatus() << call.name() << ": padding "
-                           << ir::PrintInts({a.window.padding.begin(), a.window.padding.end()})
-                           << " must be smaller than the window (" << extent << " " << (d == 0 ? "rows" : "columns")
-                           << " with dilation) on every side";
-    }
-  }
-  return a;
 }
 
 StatusOr<StructInfo> InferPool(const OpCall& call) {
@@ -258,118 +151,6 @@ constexpr int64_t kSoftmaxTile = 64;
 // reduction over input channels and kernel taps runs.
 constexpr int64_t kConvChannels = 8;
 constexpr int64_t kConvWidth = 32;
-
-PrimExpr S(const PrimExpr& e) { return arith::Simplify(e); }
-PrimExpr Float(DataType dtype, double v) { return tir::FloatImm(dtype, v); }
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
-PrimExpr Div(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kDiv, a, b); }
-PrimExpr Lt(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kLT, a, b); }
-PrimExpr Ge(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kGE, a, b); }
-PrimExpr Eq(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kEQ, a, b); }
-PrimExpr And(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kAnd, a, b); }
-PrimExpr Exp(PrimExpr x) { return tir::CallNode::make(tir::Intrinsic::kExp, {x}); }
-PrimExpr Log(PrimExpr x) { return tir::CallNode::make(tir::Intrinsic::kLog, {x}); }
-PrimExpr Sqrt(PrimExpr x) { return tir::CallNode::make(tir::Intrinsic::kSqrt, {x}); }
-PrimExpr CastTo(DataType dtype, PrimExpr x) { return tir::CastNode::make(dtype, x); }
-PrimExpr CeilDiv(PrimExpr a, int64_t b) { return S(tir::FloorDiv(a + (b - 1), b)); }
-Index Simplified(Index index) {
-  for (PrimExpr& i : index) i = S(i);
-  return index;
-}
-PrimExpr Load(const tir::Buffer& b, Index index) { return tir::BufferLoadNode::make(b, Simplified(std::move(index))); }
-tir::Stmt Store(const tir::Buffer& b, Index index, PrimExpr value) {
-  return tir::BufferStoreNode::make(b, Simplified(std::move(index)), std::move(value));
-}
-tir::Stmt Seq(std::vector<tir::Stmt> stmts) { return tir::SeqStmtNode::make(std::move(stmts)); }
-tir::Stmt Let(const tir::Var& var, PrimExpr value, tir::Stmt body) {
-  return tir::LetStmtNode::make(var, std::move(value), std::move(body));
-}
-tir::Stmt Loop(const std::string& name, PrimExpr min, PrimExpr extent, ForKind kind,
-               const std::function<tir::Stmt(const PrimExpr&)>& body) {
-  tir::Var v(name);
-  return tir::ForNode::make(v, S(min), S(extent), kind, body(v));
-}
-bool IsTrue(const PrimExpr& condition) { return arith::AsConstant(condition) == 1; }
-// The conjunction of the conditions that cannot be proven; true if none.
-PrimExpr AllOf(const std::vector<PrimExpr>& conditions) {
-  PrimExpr all;
-  for (const PrimExpr& c : conditions) {
-    if (IsTrue(c) || arith::CanProve(c)) continue;
-    all = all.defined() ? And(all, c) : c;
-  }
-  return all.defined() ? all : tir::IntImm(DataType::Bool(), 1);
-}
-// A run-time check for a dimension relation the struct info could not prove.
-void CheckAtRunTime(std::vector<tir::Stmt>* stmts, const PrimExpr& condition, const std::string& message) {
-  if (!arith::CanProve(condition)) stmts->push_back(tir::AssertStmtNode::make(condition, message));
-}
-
-Index Concat(Index a, const Index& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// One parallel loop over the flattened box `dims` (outermost first), so that a
-// leading dimension of 1 (batch 1) still spreads over the threads; the body
-// gets the multi-index as named variables.
-tir::Stmt ParallelOver(const std::string& prefix, const std::vector<PrimExpr>& dims,
-                       const std::function<tir::Stmt(const Index&)>& body) {
-  // Dimensions of constant extent 1 get index 0 and no loop.
-  std::vector<size_t> looped;
-  Index index(dims.size(), PrimExpr(0));
-  for (size_t k = 0; k < dims.size(); ++k) {
-    if (arith::AsConstant(dims[k]) != 1) looped.push_back(k);
-  }
-  if (looped.empty()) return body(index);
-  if (looped.size() == 1) {
-    return Loop(prefix + std::to_string(looped[0]), 0, dims[looped[0]], ForKind::kParallel, [&](const PrimExpr& i) {
-      index[looped[0]] = i;
-      return body(index);
-    });
-  }
-  PrimExpr total = 1;
-  for (size_t k : looped) total = total * dims[k];
-  return Loop(prefix, 0, total, ForKind::kParallel, [&](const PrimExpr& flat) {
-    std::vector<tir::Var> vars;
-    for (size_t k : looped) {
-      vars.emplace_back(prefix + std::to_string(k));
-      index[k] = vars.back();
-    }
-    tir::Stmt stmt = body(index);
-    PrimExpr inner = 1;
-    for (size_t v = looped.size(); v-- > 0;) {
-      PrimExpr value = tir::FloorDiv(flat, inner);
-      if (v > 0) value = tir::FloorMod(value, dims[looped[v]]);
-      stmt = Let(vars[v], S(value), stmt);
-      inner = inner * dims[looped[v]];
-    }
-    return stmt;
-  });
-}
-
-// Serial loops over `dims` with the innermost one of kind `last`.
-tir::Stmt Nest(const std::string& prefix, const std::vector<PrimExpr>& dims, ForKind last,
-               const std::function<tir::Stmt(const Index&)>& body, Index index = {}) {
-  if (index.size() == dims.size()) return body(index);
-  const size_t k = index.size();
-  return Loop(prefix + std::to_string(k), 0, dims[k], k + 1 == dims.size() ? last : ForKind::kSerial,
-              [&](const PrimExpr& i) {
-                Index next = index;
-                next.push_back(i);
-                return Nest(prefix, dims, last, body, next);
-              });
-}
-
-// out[index] = body over `shape`: parallel over all but the last dimension
-// (flattened), the last one vectorized.
-tir::Stmt Pointwise(KernelBuilder& b, const std::vector<PrimExpr>& shape,
-                    const std::function<tir::Stmt(const Index&)>& body) {
-  if (shape.size() <= 1) return b.Elementwise(shape, body);
-  const std::vector<PrimExpr> rows(shape.begin(), shape.end() - 1);
-  return ParallelOver("i", rows, [&](const Index& row) {
-    return Loop("j", 0, shape.back(), ForKind::kVectorized, [&](const PrimExpr& j) { return body(Concat(row, {j})); });
-  });
-}
 
 using Combine = std::function<PrimExpr(PrimExpr, PrimExpr)>;
 
