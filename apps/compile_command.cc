@@ -56,6 +56,9 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "add the tensor programs of this .sir file (hand-written, with attrs {dispatch = \"op\"})")(
       "time-passes", "print the wall time of every pass")(
       "no-fuse", "skip FuseOps and FuseTIR: every operator is its own kernel (docs/pipeline.md)")(
+      "no-nchwc",
+      "keep convolutions in NCHW: skip ConvertToNchwc, the blocked layout LegalizeOps puts convolutions with constant "
+      "weights in (docs/ops/nchwc.md)")(
       "no-memory-plan", "skip PlanMemory: every tensor is its own allocation from the VM's pool (docs/memory.md)")(
       "cpu", po::value<std::string>(),
       "compile the tensor programs for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
@@ -121,6 +124,7 @@ int RunCompileCommand(const std::vector<std::string>& args) {
 
   if (vm.count("no-memory-plan")) compile_options.plan_memory = false;
   if (vm.count("no-fuse")) compile_options.fuse = false;
+  if (vm.count("no-nchwc")) compile_options.nchwc_layout = false;
   const std::string input = vm["input"].as<std::string>();
   const std::string output = vm["output"].as<std::string>();
   frontend::OnnxImportOptions import_options;

@@ -1,6 +1,7 @@
 // Compile driver: parse -> pipeline -> VM codegen + LLVM codegen -> executable.
 #include "compiler/driver/compile.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,10 +11,12 @@
 
 #include "compiler/backend/vm/vm_codegen.h"
 #include "compiler/byoc/backend.h"
+#include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/driver/pipeline.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/dispatch_tir.h"
+#include "compiler/transform/legalize_ops.h"
 #include "serialization/writer.h"
 
 namespace strata::driver {
@@ -73,6 +76,21 @@ StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
     std::erase(pass_names, "FuseTIR");
   }
   STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, transform::Pipeline::FromNames(pass_names));
+  {
+    // LegalizeOps sized for the target: NCHWc blocks fill its vector registers.
+    transform::LegalizeOptions legalize;
+    legalize.nchwc_layout = options.nchwc_layout;
+    STRATA_ASSIGN_OR_RETURN(const int vector_bits, codegen::TargetVectorBits(options.codegen));
+    legalize.nchwc.max_block = std::max(4, vector_bits / 32);
+    legalize.nchwc.max_lanes = 2 * legalize.nchwc.max_block;
+    std::vector<transform::Pass> passes = pipeline.passes();
+    for (transform::Pass& pass : passes) {
+      if (pass.name == "LegalizeOps") {
+        pass.run = [legalize](ir::IRModule m) { return transform::LegalizeOps(std::move(m), legalize); };
+      }
+    }
+    pipeline = transform::Pipeline(std::move(passes));
+  }
   std::vector<std::string> backends = options.byoc_backends;
   for (const std::string& target : options.device_targets) {
     if (target != "npu") {

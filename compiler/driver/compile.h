@@ -45,6 +45,10 @@ struct CompileOptions {
   // Run PlanMemory (plan_memory.h). Off, every tensor is its own allocation from
   // the VM's pool; results are bit-identical either way.
   bool plan_memory = true;
+  // Convolutions with constant weights run in the blocked NCHWc layout
+  // (transform/convert_to_nchwc.h, LegalizeOps' first step). Off, they stay
+  // NCHW (strata compile --no-nchwc), for comparison and debugging.
+  bool nchwc_layout = true;
   // Print per-pass wall time to stderr.
   bool print_pass_timing = false;
   codegen::CodegenOptions codegen;

@@ -47,6 +47,11 @@ const std::vector<FamilyPatterns>& Families() {
       {&PadOps, P::kInjective, {}},
       {&ConvTransposeOps, P::kOutputFusable, {}},
       {&ResizeOps, P::kInjective, {}},
+      // The blocked (NCHWc) layout's operators (ConvertToNchwc makes them).
+      {&Conv2dNchwcOps, P::kOutputFusable, {}},
+      {&NchwcLayoutOps,
+       P::kInjective,
+       {{"max_pool2d_nchwc", P::kOutputFusable}, {"avg_pool2d_nchwc", P::kOutputFusable}}},
       // topk has two results.
       {&SelectionOps, P::kOpaque, {{"one_hot", P::kInjective}}},
   };

@@ -20,6 +20,8 @@ std::vector<OpDef> SelectionOps();  // selection.cc: topk, one_hot
 std::vector<OpDef> ResizeOps();    // resize.cc: resize2d (nearest, bilinear)            // pad.cc: pad (constant, edge,
                                    // reflect, wrap; symbolic widths)
 std::vector<OpDef> IndexingOps();  // indexing.cc: gather_elements, gather_nd, cumsum, argmax, argmin
+std::vector<OpDef> Conv2dNchwcOps();  // conv2d_nchwc.cc: conv2d_nchwc (blocked layout, packed weights)
+std::vector<OpDef> NchwcLayoutOps();  // nchwc_layout.cc: to_nchwc, from_nchwc, max_pool2d_nchwc, avg_pool2d_nchwc
 
 // All of the above.
 std::vector<OpDef> BuiltinOps();

@@ -694,15 +694,6 @@ AttrDef Ints(const std::string& name, std::vector<int64_t> value) {
   return AttrDef{name, AttrKind::kInts, ir::AttrValue(std::move(value))};
 }
 
-std::vector<AttrDef> PoolAttrDefs(bool avg) {
-  std::vector<AttrDef> attrs = {AttrDef{"pool_size", AttrKind::kInts, std::nullopt},
-                                AttrDef{"strides", AttrKind::kInts, std::nullopt, /*optional=*/true},
-                                Ints("padding", {0, 0, 0, 0}), Ints("dilation", {1, 1}),
-                                AttrDef{"ceil_mode", AttrKind::kBool, ir::AttrValue(false)}};
-  if (avg) attrs.push_back(AttrDef{"count_include_pad", AttrKind::kBool, ir::AttrValue(false)});
-  return attrs;
-}
-
 }  // namespace
 
 std::vector<OpDef> NeuralNetworkOps() {

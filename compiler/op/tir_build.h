@@ -1,5 +1,5 @@
 // Small builders for the loop nests of hand-scheduled default kernels (nn.cc,
-// conv2d_nchwc.cc, nchwc_pool.cc): simplified loads, stores and loops, parallel
+// conv2d_nchwc.cc, nchwc_layout.cc): simplified loads, stores and loops, parallel
 // loops over flattened boxes, and run-time checks of what inference could not
 // prove. They live in their own namespace so that files with builders of the
 // same names (linear_algebra.cc) do not clash.

@@ -103,4 +103,14 @@ StatusOr<PoolAttrs> ReadPoolAttrs(const OpCall& call) {
   return a;
 }
 
+std::vector<AttrDef> PoolAttrDefs(bool avg) {
+  std::vector<AttrDef> attrs = {AttrDef{"pool_size", AttrKind::kInts, std::nullopt},
+                                AttrDef{"strides", AttrKind::kInts, std::nullopt, /*optional=*/true},
+                                AttrDef{"padding", AttrKind::kInts, ir::AttrValue(std::vector<int64_t>{0, 0, 0, 0})},
+                                AttrDef{"dilation", AttrKind::kInts, ir::AttrValue(std::vector<int64_t>{1, 1})},
+                                AttrDef{"ceil_mode", AttrKind::kBool, ir::AttrValue(false)}};
+  if (avg) attrs.push_back(AttrDef{"count_include_pad", AttrKind::kBool, ir::AttrValue(false)});
+  return attrs;
+}
+
 }  // namespace strata::op

@@ -53,4 +53,8 @@ struct PoolAttrs {
 // max_pool2d / avg_pool2d and their NCHWc forms; padding must be smaller than the window.
 StatusOr<PoolAttrs> ReadPoolAttrs(const OpCall& call);
 
+// The attribute definitions ReadPoolAttrs reads (pool_size required, strides
+// optional), plus count_include_pad (default false) when `avg`.
+std::vector<AttrDef> PoolAttrDefs(bool avg);
+
 }  // namespace strata::op

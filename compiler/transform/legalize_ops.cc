@@ -9,6 +9,7 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/op/kernel_builder.h"
+#include "compiler/transform/convert_to_nchwc.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/pack_weights.h"
 
@@ -115,9 +116,12 @@ class Legalizer : public Normalizer {
 }  // namespace
 
 StatusOr<ir::IRModule> LegalizeOps(ir::IRModule module, const LegalizeOptions& options) {
+  std::set<std::string> overridden;
+  for (const auto& [name, fn] : options.overrides) overridden.insert(name);
+  if (options.nchwc_layout) {
+    STRATA_ASSIGN_OR_RETURN(module, ConvertToNchwc(std::move(module), options.nchwc, overridden));
+  }
   if (options.pack_weights) {
-    std::set<std::string> overridden;
-    for (const auto& [name, fn] : options.overrides) overridden.insert(name);
     STRATA_ASSIGN_OR_RETURN(module, PackWeights(std::move(module), overridden));
   }
   Legalizer legalizer(&module, options);

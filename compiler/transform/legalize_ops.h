@@ -10,7 +10,8 @@
 // output needs a graph variable no input binds gets it through tir_vars.
 //
 // Runs after target dispatch: calls a dispatch pass already rewrote are no
-// longer operator calls. Its first step is PackWeights (pack_weights.h): a
+// longer operator calls. Its first steps are ConvertToNchwc (convert_to_nchwc.h:
+// convolutions with constant weights move to the blocked layout) and PackWeights (pack_weights.h): a
 // matmul or dense with a constant weight gets the packed-weight kernel, so a
 // dispatch pass put before LegalizeOps still sees the original call. `overrides` replaces the default legalization of
 // an operator for this run (the C++ way to bring your own kernel); an operator without a default, or an argument
@@ -22,6 +23,7 @@
 
 #include "compiler/ir/module.h"
 #include "compiler/op/op_registry.h"
+#include "compiler/transform/convert_to_nchwc.h"
 #include "support/status.h"
 
 namespace strata::transform {
@@ -31,6 +33,10 @@ struct LegalizeOptions {
   // Constant matmul / dense weights packed first (an overridden matmul or
   // dense is left to its override).
   bool pack_weights = true;
+  // Convolutions with constant weights, and the ops around them, converted to
+  // the blocked NCHWc layout first (convert_to_nchwc.h; an overridden conv2d is left alone).
+  bool nchwc_layout = true;
+  NchwcOptions nchwc;
 };
 
 StatusOr<ir::IRModule> LegalizeOps(ir::IRModule module, const LegalizeOptions& options = {});

@@ -10,6 +10,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/transform/call_tir_rewrite.h"
 #include "compiler/transform/canonicalize.h"
+#include "compiler/transform/convert_to_nchwc.h"
 #include "compiler/transform/cpu_blas_dispatch.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/dispatch_tir.h"
@@ -42,6 +43,7 @@ struct Registry {
           Pass{"DeadCodeElimination", DeadCodeElimination}, Pass{"DispatchTIR", DispatchTIR},
           Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
           Pass{"PackWeights", [](ir::IRModule m) { return PackWeights(std::move(m)); }},
+          Pass{"ConvertToNchwc", [](ir::IRModule m) { return ConvertToNchwc(std::move(m)); }},
           Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }}, Pass{"FuseOps", FuseOps},
           Pass{"FuseTIR", FuseTIR}, Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
           Pass{"PlanMemory", PlanMemory}}) {

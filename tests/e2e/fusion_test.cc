@@ -134,8 +134,8 @@ TEST_F(FusionCli, DumpShowsBothPassesAndNoFuseTurnsThemOff) {
   std::string out;
   ASSERT_EQ(Run("compile " + model + " -o " + fused + " --dump-ir " + fused_dump.string(), &out), 0) << out;
   EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseOps.sir", "attrs {primitive = 1}"));
-  EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseTIR.sir", "call_tir(@fused_conv2d_bias_add_relu"));
-  EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseTIR.sir", "fused_ops = \"conv2d,bias_add,relu\""));
+  EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseTIR.sir", "call_tir(@fused_conv2d_nchwc_add_relu"));
+  EXPECT_TRUE(AnyFileContains(fused_dump, "-FuseTIR.sir", "fused_ops = \"conv2d_nchwc,add,relu\""));
   ASSERT_EQ(Run("compile " + model + " --no-fuse -o " + plain + " --dump-ir " + plain_dump.string(), &out), 0) << out;
   EXPECT_FALSE(AnyFileContains(plain_dump, "-Fuse", ""));
   EXPECT_FALSE(AnyFileContains(plain_dump, "-CallTIRRewrite.sir", "fused_"));

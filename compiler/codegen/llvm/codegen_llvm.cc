@@ -129,4 +129,9 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
   return result;
 }
 
+StatusOr<int> TargetVectorBits(const CodegenOptions& options) {
+  STRATA_ASSIGN_OR_RETURN(HostTarget target, CreateHostTarget(options));
+  return target.info.vector_bits;
+}
+
 }  // namespace strata::codegen

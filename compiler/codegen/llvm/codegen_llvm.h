@@ -45,4 +45,9 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
 // The target triple kernels are compiled for by default (this machine's).
 std::string DefaultTargetTriple();
 
+// The width in bits of the widest vector register the kernels compiled with
+// `options` use (512 with AVX-512, 256 with AVX2, 128 otherwise): the layout
+// passes size their blocks by it.
+StatusOr<int> TargetVectorBits(const CodegenOptions& options);
+
 }  // namespace strata::codegen

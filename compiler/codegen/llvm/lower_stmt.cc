@@ -64,6 +64,18 @@ class NarrowestElementVisitor : public tir::StmtVisitor {
   }
 };
 
+// Whether a loop body holds a loop the program vectorized itself.
+class HasVectorizedLoop : public tir::StmtVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void VisitFor(const tir::ForNode* op) override {
+    found = found || op->for_kind == tir::ForKind::kVectorized;
+    if (!found) tir::StmtVisitor::VisitFor(op);
+  }
+};
+
 llvm::MDNode* LoopHint(llvm::LLVMContext& ctx, const char* name, llvm::Metadata* value) {
   std::vector<llvm::Metadata*> ops = {llvm::MDString::get(ctx, name)};
   if (value != nullptr) ops.push_back(value);
@@ -159,7 +171,15 @@ llvm::MDNode* FunctionLowering::LoopMetadata(const tir::ForNode* op) {
     ops.push_back(
         LoopHint(ctx, tir::AsConstInt(op->extent) ? "llvm.loop.unroll.full" : "llvm.loop.unroll.enable", nullptr));
   } else {
-    return nullptr;
+    // A serial loop around a vectorized one: the program chose its vector
+    // dimension, so LLVM must not vectorize this loop instead once it has
+    // unrolled the inner one (a conv's 16 input-channel lanes, vectorized
+    // with shuffles, ran 5x slower than the broadcasts it replaced).
+    HasVectorizedLoop inner;
+    inner.VisitStmt(op->body);
+    if (!inner.found) return nullptr;
+    ops.push_back(LoopHint(ctx, "llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b_.getFalse())));
+    if (std::getenv("STRATA_EXP_NOUNROLL")) ops.push_back(LoopHint(ctx, "llvm.loop.unroll.disable", nullptr));
   }
   llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, ops);
   loop_id->replaceOperandWith(0, loop_id);

@@ -1,0 +1,348 @@
+// conv2d_nchwc: 2-D convolution in the blocked layout (docs/ops/nchwc.md).
+//
+//   x:      [N, C / ib, H, W, ib]  (NCHW[ib]c), or plain [N, C, H, W] read as ib = 1
+//   weight: [O / L, C / ib, KH, KW, ib, L]  (OIHW[ib]i[L]o, packed at compile time)
+//   y:      [N, O / ob, OH, OW, ob]         (NCHW[ob]c, ob = out_block, L a multiple of ob)
+//
+// or, depthwise (groups = C = O): weight [C / ob, 1, KH, KW, 1, ob] and x blocked by ob.
+//
+// ConvertToNchwc (compiler/transform/convert_to_nchwc.h) makes these calls
+// from conv2d with constant weights. The weight's lanes L are the register
+// tile's output channels (one or two AVX-512 vectors): a reduction step loads
+// L weights as vectors and broadcasts one input element per output position.
+//
+// One task per (image, group of L output channels, output row). A row is cut
+// into tiles of RW output positions whose L x RW accumulators stay in
+// registers over the whole reduction (input channel blocks x kernel rows x
+// kernel columns x block lanes) and are stored once. Kernel rows outside the
+// input are skipped by the task's kernel-row range. Tiles whose taps all fall
+// inside the row run without checks; the few border tiles check each tap's
+// column. When the image width is a constant (the usual case: only the batch
+// is symbolic), border tiles are generated per tile with their kernel columns
+// unrolled, so every check is decided at compile time and taps in the padding
+// are simply left out.
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/analysis/struct_info_util.h"
+#include "compiler/ir/arith/simplify.h"
+#include "compiler/ir/printer.h"
+#include "compiler/op/builtin_ops.h"
+#include "compiler/op/kernel_builder.h"
+#include "compiler/op/op_util.h"
+#include "compiler/op/tir_build.h"
+#include "compiler/op/window.h"
+
+namespace strata::op {
+namespace {
+
+using analysis::DimText;
+using namespace build;  // NOLINT: the kernel builders
+
+std::optional<int64_t> Const(const PrimExpr& e) { return arith::AsConstant(e); }
+
+// ---- inference -----------------------------------------------------------------
+
+StatusOr<StructInfo> InferConv2dNchwc(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* w, TensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, 0, 1, x->dtype, w->dtype));
+  STRATA_RETURN_IF_ERROR(CheckFloat(call, 0, dtype));
+  STRATA_ASSIGN_OR_RETURN(Window window, ReadWindow(call, "strides"));
+  const int64_t groups = call.IntAttr("groups");
+  const int64_t out_block = call.IntAttr("out_block");
+  if (groups < 1) return ErrorStatus() << call.name() << ": attribute 'groups' must be positive, got " << groups;
+  if (out_block < 1) {
+    return ErrorStatus() << call.name() << ": attribute 'out_block' must be positive, got " << out_block;
+  }
+  if (x->ndim >= 0 && x->ndim != 4 && x->ndim != 5) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 0)
+                         << " must be 5-D (N, C / block, H, W, block) or 4-D (N, C, H, W), got " << x->ndim << "-D";
+  }
+  if (w->ndim >= 0 && w->ndim != 6) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 1)
+                         << " must be 6-D (O / lanes, C / block, KH, KW, block, lanes), got " << w->ndim << "-D";
+  }
+  if (!x->shape || !w->shape) return TensorStructInfoNode::make_ndim(5, dtype);
+  const std::vector<PrimExpr>& xs = *x->shape;
+  const std::vector<PrimExpr>& ws = *w->shape;
+  const bool blocked = xs.size() == 5;
+  const std::optional<int64_t> ib = blocked ? Const(xs[4]) : std::optional<int64_t>(1);
+  const std::optional<int64_t> lanes = Const(ws[5]), w_ib = Const(ws[4]);
+  if (!ib)
+    return ErrorStatus() << call.name() << ": the block (last dimension) of " << ArgText(call, 0)
+                         << " must be a constant, got " << DimText(xs[4]);
+  if (!lanes || !w_ib) {
+    return ErrorStatus() << call.name() << ": the last two dimensions of " << ArgText(call, 1)
+                         << " must be constants, got " << ir::PrintShape(ws);
+  }
+  if (*lanes % out_block != 0) {
+    return ErrorStatus() << call.name() << ": the " << *lanes << " lanes of " << ArgText(call, 1)
+                         << " are not a multiple of out_block=" << out_block;
+  }
+  const PrimExpr in_channels = SimplifyDim(blocked ? xs[1] * xs[4] : xs[1]);
+  auto must_equal = [&](const PrimExpr& a, const PrimExpr& b, const std::string& what) -> Status {
+    std::optional<int64_t> diff = Const(SimplifyDim(a - b));
+    if (diff && *diff != 0) {
+      return ErrorStatus() << call.name() << ": " << what << ": " << DimText(SimplifyDim(a)) << " vs "
+                           << DimText(SimplifyDim(b));
+    }
+    return Status::Ok();
+  };
+  if (groups == 1) {
+    STRATA_RETURN_IF_ERROR(
+        must_equal(ws[4], PrimExpr(*ib),
+                   "the input block of " + ArgText(call, 1) + " must equal the block of " + ArgText(call, 0)));
+    STRATA_RETURN_IF_ERROR(
+        must_equal(SimplifyDim(ws[1] * ws[4]), in_channels,
+                   "the input channels of " + ArgText(call, 1) + " must equal those of " + ArgText(call, 0)));
+  } else {
+    // Depthwise: each output channel reads its own input channel.
+    if (*w_ib != 1 || Const(ws[1]) != 1 || *lanes != out_block || *ib != out_block) {
+      return ErrorStatus() << call.name() << ": with groups=" << groups
+                           << " (depthwise) the weight must be (C / block, 1, KH, KW, 1, block) and x blocked by "
+                              "the same block as out_block="
+                           << out_block << "; got weight " << ir::PrintShape(ws) << " and x " << ir::PrintShape(xs);
+    }
+    STRATA_RETURN_IF_ERROR(
+        must_equal(in_channels, PrimExpr(groups), "depthwise groups must equal the channels of " + ArgText(call, 0)));
+    STRATA_RETURN_IF_ERROR(
+        must_equal(SimplifyDim(ws[0] * ws[5]), in_channels,
+                   "the output channels of " + ArgText(call, 1) + " must equal the channels of " + ArgText(call, 0)));
+  }
+  STRATA_ASSIGN_OR_RETURN(auto spatial,
+                          WindowOutput(call, xs, window, {ws[2], ws[3]}, false, "the kernel of " + ArgText(call, 1)));
+  const PrimExpr out_blocks = SimplifyDim(ws[0] * (*lanes / out_block));
+  return TensorStructInfoNode::make({xs[0], out_blocks, spatial[0], spatial[1], PrimExpr(out_block)}, dtype);
+}
+
+// ---- kernel --------------------------------------------------------------------
+
+// Tile widths, measured on AVX-512 (Zen 4) for a 3x3 64-channel layer: with
+// one or two vectors of output channels, 7 to 9 positions (14 to 18
+// accumulator registers) run at the machine's FMA rate, 12 positions of two
+// vectors spill and run at half of it; a half-vector (8 lanes) tile degrades
+// far sooner. So: up to 18 accumulators, 14 positions, 8 for narrow tiles.
+constexpr int64_t kAccumulatorRegisters = 18;
+constexpr int64_t kMaxTileWidth = 14;
+constexpr int64_t kNarrowTileWidth = 8;
+constexpr int64_t kVectorLanes = 16;  // f32 lanes of one AVX-512 register
+
+// Output positions per tile for `lanes` output channels: as many as the
+// registers hold, and, when the output width is known, the width that wastes
+// the fewest positions in the row's last tile (7 for a 7-wide row, 8 for 56).
+int64_t TileWidth(int64_t lanes, const PrimExpr& out_w) {
+  const int64_t registers = (lanes + kVectorLanes - 1) / kVectorLanes;
+  const int64_t widest =
+      lanes < kVectorLanes ? kNarrowTileWidth : std::min(kMaxTileWidth, kAccumulatorRegisters / registers);
+  const std::optional<int64_t> ow = Const(out_w);
+  if (!ow || *ow <= 0) return widest;
+  if (*ow <= widest) return *ow;
+  int64_t best = widest, best_waste = -1;
+  for (int64_t rw = widest; rw >= std::max<int64_t>(1, (widest + 1) / 2); --rw) {
+    const int64_t waste = (*ow + rw - 1) / rw * rw - *ow;
+    if (best_waste < 0 || waste < best_waste) best = rw, best_waste = waste;
+  }
+  return best;
+}
+
+struct NchwcConv {
+  tir::Buffer x, w, y, acc;
+  DataType dt;
+  bool x_blocked, depthwise;
+  int64_t ib, lanes, out_block, rw;
+  PrimExpr height, width, out_w, in_blocks, kh_n, kw_n;
+  Window win;
+
+  // x at channel block cb, lane i, row ih, column iw.
+  PrimExpr XAt(const PrimExpr& n, const PrimExpr& cb, const PrimExpr& ih, const PrimExpr& iw, const PrimExpr& i) const {
+    return x_blocked ? Load(x, {n, cb, ih, iw, i}) : Load(x, {n, cb, ih, iw});
+  }
+
+  // The register tile at output positions ow0 .. ow0 + rw of row oh, over
+  // kernel rows [kh_lo, kh_hi). `checked`: taps may fall outside the row (and
+  // positions past the output); when ow0 and the widths are constants the
+  // checks are decided here, otherwise at run time.
+  tir::Stmt Tile(const PrimExpr& n, const PrimExpr& og, const PrimExpr& oh, const PrimExpr& ow0, const PrimExpr& kh_lo,
+                 const PrimExpr& kh_hi, bool checked) const {
+    const auto [sh, sw] = win.strides;
+    const auto [dh, dw] = win.dilation;
+    const int64_t pt = win.pad_before(0), pl = win.pad_before(1);
+    const bool constant_columns = checked && Const(ow0) && Const(width) && Const(kw_n);
+    std::vector<tir::Stmt> stmts;
+    stmts.push_back(Loop("p", 0, rw, ForKind::kUnrolled, [&](const PrimExpr& p) {
+      return Loop("l", 0, lanes, ForKind::kVectorized, [&](const PrimExpr& l) {
+        return Store(acc, {p, l}, Float(dt, 0));
+      });
+    }));
+    // Tap (kh, kw) of block lane i of channel block cb, for every position.
+    // Taps (kh, kw) for each kw of `columns`, of block lane i of channel block
+    // cb, for every position.
+    auto tap = [&](const PrimExpr& cb, const PrimExpr& kh, const std::vector<PrimExpr>& columns, const PrimExpr& i) {
+      const PrimExpr ih = S(oh * sh + kh * dh - pt);
+      // All positions' updates in one vectorized loop: a loop per position
+      // is small enough for LLVM to unroll before vectorizing, and the SLP
+      // vectorizer then bundled the positions' input elements into gathers.
+      std::vector<std::pair<tir::Var, PrimExpr>> broadcasts;
+      std::vector<std::function<tir::Stmt(const PrimExpr&)>> updates;
+      for (int64_t p = 0; p < rw * static_cast<int64_t>(columns.size()); ++p) {
+        const PrimExpr& kw = columns[p / rw];
+        const PrimExpr iw = S((ow0 + p % rw) * sw + kw * dw - pl);
+        const PrimExpr inside = checked ? S(And(Ge(iw, 0), Lt(iw, width))) : tir::IntImm(DataType::Bool(), 1);
+        if (Const(inside) == 0) continue;  // in the padding: contributes nothing
+        const bool sure = IsTrue(inside);
+        const PrimExpr column = sure ? iw : S(tir::Max(tir::Min(iw, width - 1), 0));
+        auto input = [=, this](const PrimExpr& lane) {
+          PrimExpr v = XAt(n, cb, ih, column, lane);
+          return sure ? v : tir::SelectNode::make(inside, v, Float(dt, 0));
+        };
+        if (depthwise) {
+          // The tap's input vector (the block's lanes) times the weight vector.
+          updates.push_back([=, this](const PrimExpr& l) {
+            return Store(acc, {p % rw, l}, Load(acc, {p % rw, l}) + input(l) * Load(w, {og, 0, kh, kw, 0, l}));
+          });
+        } else {
+          tir::Var xv("xv", dt);
+          broadcasts.emplace_back(xv, input(i));
+          updates.push_back([=, this](const PrimExpr& l) {
+            return Store(acc, {p % rw, l}, Load(acc, {p % rw, l}) + xv * Load(w, {og, cb, kh, kw, i, l}));
+          });
+        }
+      }
+      if (updates.empty()) return Seq({});
+      tir::Stmt body = Loop("l", 0, lanes, ForKind::kVectorized, [&](const PrimExpr& l) {
+        std::vector<tir::Stmt> stores;
+        for (const auto& update : updates) stores.push_back(update(l));
+        return Seq(std::move(stores));
+      });
+      for (size_t k = broadcasts.size(); k-- > 0;) body = Let(broadcasts[k].first, broadcasts[k].second, body);
+      return body;
+    };
+    auto kernel_columns = [&](const PrimExpr& cb, const PrimExpr& kh, const PrimExpr& i) -> tir::Stmt {
+      if (constant_columns) {
+        std::vector<PrimExpr> columns;
+        for (int64_t kw = 0; kw < *Const(kw_n); ++kw) columns.push_back(kw);
+        return tap(cb, kh, columns, i);
+      }
+      return Loop("kw", 0, kw_n, ForKind::kSerial, [&](const PrimExpr& kw) { return tap(cb, kh, {kw}, i); });
+    };
+    if (depthwise) {
+      stmts.push_back(Loop("kh", kh_lo, kh_hi - kh_lo, ForKind::kSerial,
+                           [&](const PrimExpr& kh) { return kernel_columns(og, kh, 0); }));
+    } else {
+      stmts.push_back(Loop("cb", 0, in_blocks, ForKind::kSerial, [&](const PrimExpr& cb) {
+        return Loop("kh", kh_lo, kh_hi - kh_lo, ForKind::kSerial, [&](const PrimExpr& kh) {
+          if (ib == 1) return kernel_columns(cb, kh, 0);
+          return Loop("i", 0, ib, ForKind::kSerial, [&](const PrimExpr& i) { return kernel_columns(cb, kh, i); });
+        });
+      }));
+    }
+    // Each position's L lanes go to L / ob output channel blocks.
+    const int64_t parts = lanes / out_block;
+    for (int64_t p = 0; p < rw; ++p) {
+      const PrimExpr ow = S(ow0 + p);
+      const PrimExpr valid = checked ? S(Lt(ow, out_w)) : tir::IntImm(DataType::Bool(), 1);
+      if (Const(valid) == 0) continue;
+      std::vector<tir::Stmt> stores;
+      for (int64_t t = 0; t < parts; ++t) {
+        stores.push_back(Loop("l", 0, out_block, ForKind::kVectorized, [&](const PrimExpr& l) {
+          return Store(y, {n, og * parts + t, oh, ow, l}, Load(acc, {p, l + t * out_block}));
+        }));
+      }
+      tir::Stmt store = Seq(std::move(stores));
+      stmts.push_back(IsTrue(valid) ? store : tir::IfThenElseNode::make(valid, store));
+    }
+    return tir::AllocateNode::make(acc, Seq(std::move(stmts)));
+  }
+};
+
+StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
+  NchwcConv c;
+  STRATA_ASSIGN_OR_RETURN(c.win, ReadWindow(call, "strides"));
+  const int64_t groups = call.IntAttr("groups");
+  STRATA_ASSIGN_OR_RETURN(c.x, b.Input(call.arg(0), "X", "x"));
+  STRATA_ASSIGN_OR_RETURN(c.w, b.Input(call.arg(1), "W", "weight"));
+  STRATA_ASSIGN_OR_RETURN(c.y, b.Output(call.call().struct_info, "Y"));
+  c.dt = c.y->dtype;
+  c.x_blocked = c.x->shape.size() == 5;
+  c.depthwise = groups > 1;
+  c.ib = c.x_blocked ? *Const(c.x->shape[4]) : 1;
+  c.lanes = *Const(c.w->shape[5]);
+  c.out_block = call.IntAttr("out_block");
+  c.height = c.x->shape[2];
+  c.width = c.x->shape[3];
+  c.out_w = c.y->shape[3];
+  c.in_blocks = c.w->shape[1];
+  c.kh_n = c.w->shape[2];
+  c.kw_n = c.w->shape[3];
+  c.rw = TileWidth(c.lanes, c.out_w);
+  c.acc = KernelBuilder::Local("acc", c.dt, {c.rw, c.lanes});
+  const auto [sh, sw] = c.win.strides;
+  const auto [dh, dw] = c.win.dilation;
+  const int64_t pt = c.win.pad_before(0), pl = c.win.pad_before(1);
+  const PrimExpr n_img = c.x->shape[0], out_h = c.y->shape[2], out_w = c.out_w;
+  const PrimExpr groups_of_lanes = c.w->shape[0];
+
+  std::vector<tir::Stmt> stmts;
+  const PrimExpr x_channels = S(c.x_blocked ? c.x->shape[1] * c.ib : c.x->shape[1]);
+  CheckAtRunTime(&stmts, Eq(x_channels, c.depthwise ? S(groups_of_lanes * c.lanes) : S(c.in_blocks * c.w->shape[4])),
+                 "channels of x (" + DimText(x_channels) + ") must match the weight of conv2d_nchwc");
+
+  // Tiles [t_lo, t_hi) of a row read only inside it and end inside the output.
+  const int64_t rw = c.rw;
+  const PrimExpr tiles = CeilDiv(out_w, rw);
+  const PrimExpr t_lo = S(tir::Min(tir::FloorDiv(PrimExpr(pl + rw * sw - 1), rw * sw), tiles));
+  const PrimExpr last_reach = S(c.width - 1 + pl - (c.kw_n - 1) * dw - (rw - 1) * sw);
+  PrimExpr t_hi = S(tir::Min(tir::FloorDiv(out_w, rw), tir::FloorDiv(last_reach, rw * sw) + 1));
+  t_hi = S(tir::Max(t_hi, t_lo));
+
+  tir::Stmt compute = ParallelOver("t", {n_img, groups_of_lanes, out_h}, [&](const Index& t) {
+    const PrimExpr &n = t[0], &og = t[1], &oh = t[2];
+    // Kernel rows inside the input: 0 <= oh * sh + kh * dh - pt < height.
+    tir::Var kh_lo("kh_lo"), kh_hi("kh_hi");
+    const PrimExpr top = S(oh * sh - pt);
+    const PrimExpr lo_value = S(tir::Max(tir::FloorDiv(dh - 1 - top, dh), 0));
+    const PrimExpr hi_value = S(tir::Max(tir::Min(tir::FloorDiv(c.height - 1 - top, dh) + 1, c.kh_n), lo_value));
+    std::vector<tir::Stmt> row;
+    auto border = [&](const PrimExpr& from, const PrimExpr& to, const std::string& name) {
+      const std::optional<int64_t> a = Const(from), z = Const(to);
+      if (a && z) {
+        // Each border tile generated for its own constant position.
+        for (int64_t k = *a; k < *z; ++k) row.push_back(c.Tile(n, og, oh, PrimExpr(k * rw), kh_lo, kh_hi, true));
+        return;
+      }
+      row.push_back(Loop(name, from, S(to - from), ForKind::kSerial,
+                         [&](const PrimExpr& k) { return c.Tile(n, og, oh, S(k * rw), kh_lo, kh_hi, true); }));
+    };
+    border(0, t_lo, "tile_left");
+    if (Const(S(t_hi - t_lo)) != 0) {
+      row.push_back(Loop("tile", t_lo, S(t_hi - t_lo), ForKind::kSerial,
+                         [&](const PrimExpr& k) { return c.Tile(n, og, oh, S(k * rw), kh_lo, kh_hi, false); }));
+    }
+    border(t_hi, tiles, "tile_right");
+    return Let(kh_lo, lo_value, Let(kh_hi, hi_value, Seq(std::move(row))));
+  });
+  stmts.push_back(compute);
+  return Seq(std::move(stmts));
+}
+
+}  // namespace
+
+std::vector<OpDef> Conv2dNchwcOps() {
+  return {OpDef{"conv2d_nchwc",
+                {"x", "weight"},
+                0,
+                {AttrDef{"strides", AttrKind::kInts, ir::AttrValue(std::vector<int64_t>{1, 1})},
+                 AttrDef{"padding", AttrKind::kInts, ir::AttrValue(std::vector<int64_t>{0, 0, 0, 0})},
+                 AttrDef{"dilation", AttrKind::kInts, ir::AttrValue(std::vector<int64_t>{1, 1})},
+                 AttrDef{"groups", AttrKind::kInt, ir::AttrValue(int64_t{1})},
+                 AttrDef{"out_block", AttrKind::kInt, std::nullopt, false}},
+                InferConv2dNchwc,
+                LegalizeConv2dNchwc}};
+}
+
+}  // namespace strata::op
