@@ -114,6 +114,34 @@ TEST(CodegenModules, TwoModulesLoadedAtOnce) {
   EXPECT_EQ(b.values(), (std::vector<float>{0, 2, 0, 4, 0, 6}));
 }
 
+// Programs compile in one LLVM module per thread, linked into one shared object:
+// every part's kernels (parallel ones too, which reach the runtime through
+// the API slot only the first part defines) load and run, and the shared
+// object is the same whatever the thread count.
+TEST(CodegenModules, ProgramsCompiledOnSeveralThreadsLinkIntoOneModule) {
+  std::vector<std::pair<std::string, PrimFunc>> programs;
+  for (int i = 0; i < 5; ++i) {
+    programs.emplace_back("matmul" + std::to_string(i), MakeMatmul());
+    programs.emplace_back("relu" + std::to_string(i), MakeRelu());
+  }
+  for (int threads : {1, 3, 16}) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    CodegenOptions options;
+    options.threads = threads;
+    LoadedKernels kernels(programs, options);
+    ASSERT_KERNELS_OK(kernels);
+    for (int i = 0; i < 5; ++i) {
+      StrataKernelFn matmul = kernels.Get("matmul" + std::to_string(i));
+      ASSERT_NE(matmul, nullptr);
+      CheckMatmul(matmul, 33, 7, 19, 40 + i);
+      HostTensor<float> a({1, 3}, {-1, 2, -3});
+      HostTensor<float> b({1, 3});
+      ASSERT_EQ(Call(kernels.Get("relu" + std::to_string(i)), {TensorArg(a.dl()), TensorArg(b.dl())}), 0);
+      EXPECT_EQ(b.values(), (std::vector<float>{0, 2, 0}));
+    }
+  }
+}
+
 TEST(CodegenModules, SymbolsAreSanitizedAndUnique) {
   LoadedKernels kernels({{"relu.v1", MakeRelu()}, {"relu_v1", MakeRelu()}});
   ASSERT_KERNELS_OK(kernels);

@@ -1,13 +1,16 @@
-// CompileTensorPrograms: tensor programs -> one LLVM module -> one shared object.
+// CompileTensorPrograms: tensor programs -> LLVM modules -> one shared object.
 //
-// The steps, in order: lower every program into one module (kernel_entry.h),
-// verify it, run the O3 pipeline (LLVM's vectorizer and unroller act on the loop
-// schedules), emit an object file in memory and link it into a shared object
-// with the system linker (system_linker.h). Each call has its own LLVMContext,
-// so concurrent compiles do not share state.
+// The steps, in order: lower the programs into one module per thread
+// (kernel_entry.h), verify it, run the O3 pipeline (LLVM's vectorizer and
+// unroller act on the loop schedules), emit an object file in memory, and link
+// the objects into one shared object with the system linker (system_linker.h).
+// Each module has its own LLVMContext, so threads and concurrent compiles do
+// not share state.
 #include "compiler/codegen/llvm/codegen_llvm.h"
 
+#include <algorithm>
 #include <set>
+#include <thread>
 
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -53,36 +56,38 @@ std::string Sanitize(const std::string& name) {
   return out;
 }
 
-}  // namespace
+// One LLVM module compiled to an object file: programs `indices` of `funcs`,
+// exported as `symbols[i]`. Each part has its own context and target machine,
+// so parts compile on separate threads.
+struct PartResult {
+  Status status;
+  std::vector<uint8_t> object;
+  bool needs_mvec = false;
+  std::string llvm_ir;  // when asked for
+};
 
-StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
-                                                const CodegenOptions& options) {
-  STRATA_ASSIGN_OR_RETURN(HostTarget target, CreateHostTarget(options));
+PartResult CompilePart(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
+                       const std::vector<size_t>& indices, const std::vector<std::string>& symbols,
+                       const CodegenOptions& options, bool defines_globals) {
+  PartResult part;
+  auto fail = [&](Status status) {
+    part.status = std::move(status);
+    return std::move(part);
+  };
+  StatusOr<HostTarget> target = CreateHostTarget(options);
+  if (!target.ok()) return fail(target.status());
   llvm::LLVMContext context;
   DiagnosticSink diagnostics;
   context.setDiagnosticHandlerCallBack(&DiagnosticSink::Handle, &diagnostics);
   llvm::Module module("strata_kernels", context);
-  ConfigureModule(module, target);
-  KernelModule km(module, target.info);
-
-  CompiledKernels result;
-  result.target_triple = target.triple;
-  result.cpu = target.info.cpu;
-  result.cpu_features = target.required_cpu_features;
-  std::set<std::string> symbols;
-  for (const auto& [name, func] : funcs) {
-    if (!func) return Status(ErrorStatus() << "cannot compile tensor program '" << name << "': it is null");
-    if (result.symbols.count(name)) return Status(ErrorStatus() << "tensor program '" << name << "' is given twice");
-    // Distinct names may sanitize alike ("a.b", "a_b"); number the later ones.
-    std::string symbol = "strata_kernel_" + Sanitize(name);
-    // Each kernel exports two names: its symbol and its VM entry's.
-    auto taken = [&](const std::string& s) { return symbols.count(s) || symbols.count(VmEntrySymbol(s)); };
-    for (int i = 1; taken(symbol); ++i) symbol = "strata_kernel_" + Sanitize(name) + "_" + std::to_string(i);
-    symbols.insert(symbol);
-    symbols.insert(VmEntrySymbol(symbol));
+  ConfigureModule(module, *target);
+  KernelModule km(module, target->info, defines_globals);
+  for (size_t i : indices) {
+    const auto& [name, func] = funcs[i];
     const size_t first_new_function = module.size();
-    STRATA_ASSIGN_OR_RETURN(llvm::Function * entry, EmitKernel(km, name, symbol, func));
-    EmitVmEntry(km, symbol, func, entry);
+    StatusOr<llvm::Function*> entry = EmitKernel(km, name, symbols[i], func);
+    if (!entry.ok()) return fail(entry.status());
+    EmitVmEntry(km, symbols[i], func, *entry);
     // Verify what this program added, so an error names the program.
     size_t index = 0;
     for (llvm::Function& fn : module) {
@@ -90,42 +95,97 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
       std::string problems;
       llvm::raw_string_ostream stream(problems);
       if (llvm::verifyFunction(fn, &stream)) {
-        return Status(ErrorStatus(StatusCode::kInternal)
-                      << "internal error: invalid LLVM IR for tensor program '" << name << "' (function "
-                      << fn.getName().str() << "): " << stream.str());
+        return fail(ErrorStatus(StatusCode::kInternal)
+                    << "internal error: invalid LLVM IR for tensor program '" << name << "' (function "
+                    << fn.getName().str() << "): " << stream.str());
       }
     }
-    result.symbols.emplace(name, symbol);
   }
   {
     std::string problems;
     llvm::raw_string_ostream stream(problems);
     if (llvm::verifyModule(module, &stream)) {
-      return Status(ErrorStatus(StatusCode::kInternal) << "internal error: invalid LLVM module: " << stream.str());
+      return fail(ErrorStatus(StatusCode::kInternal) << "internal error: invalid LLVM module: " << stream.str());
     }
   }
+  OptimizeModule(module, *target, options.opt_level);
+  if (!options.dump_llvm_ir_path.empty()) {
+    llvm::raw_string_ostream out(part.llvm_ir);
+    module.print(out, nullptr);
+  }
+  StatusOr<std::vector<uint8_t>> object = EmitObjectFile(module, *target);
+  if (!object.ok()) return fail(object.status());
+  if (!diagnostics.first_error.empty()) {
+    return fail(ErrorStatus() << "LLVM code generation failed: " << diagnostics.first_error);
+  }
+  part.object = std::move(object).value();
+  // Vector math calls (glibc libmvec's _ZGV* variants) need their library.
+  for (const llvm::Function& fn : module) {
+    part.needs_mvec = part.needs_mvec || (fn.isDeclaration() && fn.getName().startswith("_ZGV"));
+  }
+  return part;
+}
 
-  OptimizeModule(module, target, options.opt_level);
+}  // namespace
+
+StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
+                                                const CodegenOptions& options) {
+  STRATA_ASSIGN_OR_RETURN(HostTarget target, CreateHostTarget(options));
+  CompiledKernels result;
+  result.target_triple = target.triple;
+  result.cpu = target.info.cpu;
+  result.cpu_features = target.required_cpu_features;
+  std::set<std::string> taken_symbols;
+  std::vector<std::string> symbols;
+  for (const auto& [name, func] : funcs) {
+    if (!func) return Status(ErrorStatus() << "cannot compile tensor program '" << name << "': it is null");
+    if (result.symbols.count(name)) return Status(ErrorStatus() << "tensor program '" << name << "' is given twice");
+    // Distinct names may sanitize alike ("a.b", "a_b"); number the later ones.
+    std::string symbol = "strata_kernel_" + Sanitize(name);
+    // Each kernel exports two names: its symbol and its VM entry's.
+    auto taken = [&](const std::string& s) { return taken_symbols.count(s) || taken_symbols.count(VmEntrySymbol(s)); };
+    for (int i = 1; taken(symbol); ++i) symbol = "strata_kernel_" + Sanitize(name) + "_" + std::to_string(i);
+    taken_symbols.insert(symbol);
+    taken_symbols.insert(VmEntrySymbol(symbol));
+    symbols.push_back(symbol);
+    result.symbols.emplace(name, symbol);
+  }
+
+  // The programs are dealt round-robin to one module per thread (LLVM's
+  // optimization and code generation dominate compile time and are serial
+  // within a module); the objects link into one shared object.
+  size_t parts = options.threads > 0 ? static_cast<size_t>(options.threads) : std::thread::hardware_concurrency();
+  parts = std::clamp<size_t>(parts, 1, std::max<size_t>(1, funcs.size()));
+  std::vector<std::vector<size_t>> indices(parts);
+  for (size_t i = 0; i < funcs.size(); ++i) indices[i % parts].push_back(i);
+  std::vector<PartResult> results(parts);
+  std::vector<std::thread> threads;
+  for (size_t p = 1; p < parts; ++p) {
+    threads.emplace_back([&, p] { results[p] = CompilePart(funcs, indices[p], symbols, options, false); });
+  }
+  results[0] = CompilePart(funcs, indices[0], symbols, options, true);
+  for (std::thread& t : threads) t.join();
+
+  std::vector<std::vector<uint8_t>> objects;
+  bool needs_mvec = false;
+  std::string llvm_ir;
+  for (PartResult& part : results) {
+    STRATA_RETURN_IF_ERROR(part.status);
+    objects.push_back(std::move(part.object));
+    needs_mvec = needs_mvec || part.needs_mvec;
+    llvm_ir += part.llvm_ir;
+  }
   if (!options.dump_llvm_ir_path.empty()) {
     std::error_code error;
     llvm::raw_fd_ostream out(options.dump_llvm_ir_path, error, llvm::sys::fs::OF_Text);
     if (error)
       return Status(ErrorStatus() << "cannot write LLVM IR to " << options.dump_llvm_ir_path << ": "
                                   << error.message());
-    module.print(out, nullptr);
+    out << llvm_ir;
   }
-  STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitObjectFile(module, target));
-  if (!diagnostics.first_error.empty())
-    return Status(ErrorStatus() << "LLVM code generation failed: " << diagnostics.first_error);
-  // Vector math calls (glibc libmvec's _ZGV* variants) need their library.
   std::vector<std::string> libraries;
-  for (const llvm::Function& fn : module) {
-    if (fn.isDeclaration() && fn.getName().startswith("_ZGV")) {
-      libraries.push_back("mvec");
-      break;
-    }
-  }
-  STRATA_ASSIGN_OR_RETURN(result.shared_object, LinkSharedObject(object, libraries));
+  if (needs_mvec) libraries.push_back("mvec");
+  STRATA_ASSIGN_OR_RETURN(result.shared_object, LinkSharedObject(objects, libraries));
   return result;
 }
 

@@ -25,6 +25,9 @@ struct CodegenOptions {
   int opt_level = 3;
   // When non-empty, also write the LLVM IR (after optimization) to this path.
   std::string dump_llvm_ir_path;
+  // Threads compiling the programs (each its own LLVM module); 0: one per
+  // hardware thread, never more than there are programs.
+  int threads = 0;
 };
 
 struct CompiledKernels {

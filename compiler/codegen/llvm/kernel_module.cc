@@ -33,7 +33,7 @@ unsigned FieldIndex(RuntimeApiSlot slot) {
 
 }  // namespace
 
-KernelModule::KernelModule(llvm::Module& module, TargetInfo target)
+KernelModule::KernelModule(llvm::Module& module, TargetInfo target, bool defines_globals)
     : module_(module), context_(module.getContext()), target_(std::move(target)) {
   llvm::Type* ptr = llvm::PointerType::getUnqual(context_);
   api_type_ =
@@ -43,6 +43,10 @@ KernelModule::KernelModule(llvm::Module& module, TargetInfo target)
                                          llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(context_)),
                                          STRATA_RUNTIME_API_SYMBOL);
   api_global_->setAlignment(llvm::Align(8));
+  if (!defines_globals) {
+    api_global_->setInitializer(nullptr);  // a declaration: another module defines it
+    return;
+  }
   // const uint32_t strata_kernel_abi_version = STRATA_KERNEL_ABI_VERSION.
   auto* i32 = llvm::Type::getInt32Ty(context_);
   auto* version =

@@ -29,7 +29,10 @@ enum class RuntimeApiSlot { kParallelFor, kSetError, kAllocWorkspace, kFreeWorks
 
 class KernelModule {
  public:
-  KernelModule(llvm::Module& module, TargetInfo target);
+  // `defines_globals`: this module defines the runtime API slot and the ABI and
+  // layout version symbols; the other modules linked into the same shared
+  // object (parallel compilation) only declare them.
+  KernelModule(llvm::Module& module, TargetInfo target, bool defines_globals = true);
 
   llvm::LLVMContext& context() { return context_; }
   llvm::Module& module() { return module_; }

@@ -130,19 +130,23 @@ bool LinkerFindsLibrary(const std::string& name) {
   return found;
 }
 
-StatusOr<std::vector<uint8_t>> LinkSharedObject(std::span<const uint8_t> object,
+StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<uint8_t>>& objects,
                                                 const std::vector<std::string>& libraries) {
   STRATA_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
-  const std::string object_path = dir.File("kernels.o");
   const std::string library_path = dir.File("kernels.so");
   const std::string log_path = dir.File("link.log");
-  STRATA_RETURN_IF_ERROR(WriteFile(object_path, object));
+  std::vector<std::string> object_paths;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    object_paths.push_back(dir.File("kernels" + std::to_string(i) + ".o"));
+    STRATA_RETURN_IF_ERROR(WriteFile(object_paths.back(), objects[i]));
+  }
 
   // -z defs: every symbol the kernels use must come from libm or libc, so a
   // module that would fail to load fails here, with the linker's message.
-  std::vector<std::string> with_driver = {Driver(), "-shared",    "-nostartfiles", "-Wl,-z,defs",
-                                          "-o",     library_path, object_path};
-  std::vector<std::string> with_ld = {"ld", "-shared", "-z", "defs", "-o", library_path, object_path};
+  std::vector<std::string> with_driver = {Driver(), "-shared", "-nostartfiles", "-Wl,-z,defs", "-o", library_path};
+  std::vector<std::string> with_ld = {"ld", "-shared", "-z", "defs", "-o", library_path};
+  with_driver.insert(with_driver.end(), object_paths.begin(), object_paths.end());
+  with_ld.insert(with_ld.end(), object_paths.begin(), object_paths.end());
   for (const std::string& library : libraries) {
     with_driver.push_back("-l" + library);
     with_ld.push_back("-l" + library);

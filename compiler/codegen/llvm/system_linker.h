@@ -16,10 +16,10 @@
 
 namespace strata::codegen {
 
-// Links `object` with libm, libc and `libraries` (names as for -l: "mvec") into a
-// shared object and returns its bytes. Errors carry the command line and the
-// linker's output.
-StatusOr<std::vector<uint8_t>> LinkSharedObject(std::span<const uint8_t> object,
+// Links `objects` with libm, libc and `libraries` (names as for -l: "mvec") into
+// one shared object and returns its bytes. Errors carry the command line and
+// the linker's output.
+StatusOr<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<uint8_t>>& objects,
                                                 const std::vector<std::string>& libraries = {});
 
 // Compiles C `source` into a shared object with the C compiler driver (cc, or
