@@ -109,10 +109,22 @@ fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const
   return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, CodeChecksum(m.code), features, backend);
 }
 
+// The bulk of an executable: constant data (with its alignment padding) and
+// native code. The builder starts this large, so a model's hundreds of MB of
+// weights are not copied again at every doubling of its buffer.
+size_t BulkBytes(const ExecutableSpec& spec) {
+  size_t bytes = 1 << 16;
+  for (const ConstantSpec& c : spec.constants) {
+    if (const auto* t = std::get_if<TensorConstantSpec>(&c)) bytes += t->data.size() + kConstantAlignment + 64;
+  }
+  for (const NativeModuleSpec& m : spec.native_modules) bytes += m.code.size() + 1024;
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOptions& options) {
-  fbs::FlatBufferBuilder b(1024);
+  fbs::FlatBufferBuilder b(BulkBytes(spec));
   // Large data first so it sits at the end of the file, away from the tables.
   std::vector<fbs::Offset<fb::Constant>> constants;
   constants.reserve(spec.constants.size());
