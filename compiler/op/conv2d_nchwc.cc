@@ -152,6 +152,9 @@ int64_t TileWidth(int64_t lanes, const PrimExpr& out_w) {
 
 struct NchwcConv {
   tir::Buffer x, w, y, acc;
+  // With a symbolic width: x copied with its left and right padding as zeros
+  // ([N, C / ib, H, Wp, ib]), so that no tile checks its columns.
+  tir::Buffer xp;
   DataType dt;
   bool x_blocked, depthwise;
   int64_t ib, lanes, out_block, rw;
@@ -160,6 +163,7 @@ struct NchwcConv {
 
   // x at channel block cb, lane i, row ih, column iw.
   PrimExpr XAt(const PrimExpr& n, const PrimExpr& cb, const PrimExpr& ih, const PrimExpr& iw, const PrimExpr& i) const {
+    if (xp != nullptr) return Load(xp, {n, cb, ih, iw, i});
     return x_blocked ? Load(x, {n, cb, ih, iw, i}) : Load(x, {n, cb, ih, iw});
   }
 
@@ -171,8 +175,10 @@ struct NchwcConv {
                  const PrimExpr& kh_hi, bool checked) const {
     const auto [sh, sw] = win.strides;
     const auto [dh, dw] = win.dilation;
-    const int64_t pt = win.pad_before(0), pl = win.pad_before(1);
-    const bool constant_columns = checked && Const(ow0) && Const(width) && Const(kw_n);
+    // The padded copy holds the left padding: its column 0 is column -pl of x.
+    const int64_t pt = win.pad_before(0), pl = xp != nullptr ? 0 : win.pad_before(1);
+    const bool check_columns = checked && xp == nullptr;
+    const bool constant_columns = check_columns && Const(ow0) && Const(width) && Const(kw_n);
     std::vector<tir::Stmt> stmts;
     stmts.push_back(Loop("p", 0, rw, ForKind::kUnrolled, [&](const PrimExpr& p) {
       return Loop("l", 0, lanes, ForKind::kVectorized, [&](const PrimExpr& l) {
@@ -192,7 +198,7 @@ struct NchwcConv {
       for (int64_t p = 0; p < rw * static_cast<int64_t>(columns.size()); ++p) {
         const PrimExpr& kw = columns[p / rw];
         const PrimExpr iw = S((ow0 + p % rw) * sw + kw * dw - pl);
-        const PrimExpr inside = checked ? S(And(Ge(iw, 0), Lt(iw, width))) : tir::IntImm(DataType::Bool(), 1);
+        const PrimExpr inside = check_columns ? S(And(Ge(iw, 0), Lt(iw, width))) : tir::IntImm(DataType::Bool(), 1);
         if (Const(inside) == 0) continue;  // in the padding: contributes nothing
         const bool sure = IsTrue(inside);
         const PrimExpr column = sure ? iw : S(tir::Max(tir::Min(iw, width - 1), 0));
@@ -295,10 +301,45 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   // Tiles [t_lo, t_hi) of a row read only inside it and end inside the output.
   const int64_t rw = c.rw;
   const PrimExpr tiles = CeilDiv(out_w, rw);
-  const PrimExpr t_lo = S(tir::Min(tir::FloorDiv(PrimExpr(pl + rw * sw - 1), rw * sw), tiles));
+  PrimExpr t_lo = S(tir::Min(tir::FloorDiv(PrimExpr(pl + rw * sw - 1), rw * sw), tiles));
   const PrimExpr last_reach = S(c.width - 1 + pl - (c.kw_n - 1) * dw - (rw - 1) * sw);
   PrimExpr t_hi = S(tir::Min(tir::FloorDiv(out_w, rw), tir::FloorDiv(last_reach, rw * sw) + 1));
   t_hi = S(tir::Max(t_hi, t_lo));
+
+  // A symbolic width: border tiles would check every tap at run time (2x
+  // slower on a small image), so the rows are first copied with their column
+  // padding as zeros, wide enough for the last tile's extra positions, and
+  // every tile but a partial last one runs unchecked.
+  tir::Stmt pad_copy;
+  if (!Const(c.width) && (pl > 0 || c.win.pad_after(1) > 0)) {
+    const PrimExpr x_blocks = c.x->shape[1];
+    const PrimExpr padded_w = S((tiles * rw - 1) * sw + (c.kw_n - 1) * dw + 1);
+    c.xp = KernelBuilder::Local("Xp", c.dt, {n_img, x_blocks, c.height, padded_w, c.ib});
+    const PrimExpr lo = S(tir::Min(PrimExpr(pl), padded_w));
+    const PrimExpr hi = S(tir::Max(tir::Min(c.width + pl, padded_w), lo));
+    pad_copy = ParallelOver("r", {n_img, x_blocks, c.height}, [&](const Index& r) {
+      // Columns [from, to) of the row: zeros, or x's columns shifted by pl.
+      auto run = [&](const std::string& name, const PrimExpr& from, const PrimExpr& to, bool zeros) {
+        auto value = [&](const PrimExpr& q, const PrimExpr& i) {
+          if (zeros) return Float(c.dt, 0);
+          return c.x_blocked ? Load(c.x, {r[0], r[1], r[2], q - pl, i}) : Load(c.x, {r[0], r[1], r[2], q - pl});
+        };
+        if (c.ib == 1) {
+          return Loop(name, from, S(to - from), ForKind::kVectorized, [&](const PrimExpr& q) {
+            return Store(c.xp, {r[0], r[1], r[2], q, 0}, value(q, 0));
+          });
+        }
+        return Loop(name, from, S(to - from), ForKind::kSerial, [&](const PrimExpr& q) {
+          return Loop("i", 0, c.ib, ForKind::kVectorized, [&](const PrimExpr& i) {
+            return Store(c.xp, {r[0], r[1], r[2], q, i}, value(q, i));
+          });
+        });
+      };
+      return Seq({run("ql", 0, lo, true), run("q", lo, hi, false), run("qr", hi, padded_w, true)});
+    });
+    t_lo = 0;
+    t_hi = S(tir::FloorDiv(out_w, rw));
+  }
 
   tir::Stmt compute = ParallelOver("t", {n_img, groups_of_lanes, out_h}, [&](const Index& t) {
     const PrimExpr &n = t[0], &og = t[1], &oh = t[2];
@@ -326,7 +367,11 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
     border(t_hi, tiles, "tile_right");
     return Let(kh_lo, lo_value, Let(kh_hi, hi_value, Seq(std::move(row))));
   });
-  stmts.push_back(compute);
+  if (c.xp != nullptr) {
+    stmts.push_back(tir::AllocateNode::make(c.xp, Seq({pad_copy, compute})));
+  } else {
+    stmts.push_back(compute);
+  }
   return Seq(std::move(stmts));
 }
 
