@@ -8,19 +8,6 @@
 namespace strata::op::testing {
 namespace {
 
-// The error of the binding `y`, without the location prefix every message shares.
-std::string InferError(const std::string& params, const std::string& call) {
-  const std::string prefix = "error: function 'main', binding 'y': ";
-  std::string text = Infer(params, call);
-  return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : "no error: " + text;
-}
-
-// Compiles `y = call` and runs it on inline tensors; returns the run-time error, or "ok".
-std::string RunError(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
-  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
-  return result.ok() ? "ok" : result.status().message();
-}
-
 // An inline f32 tensor of `shape` holding 0, 1, 2, ...
 std::string Iota(const std::vector<int>& shape) {
   std::string text;

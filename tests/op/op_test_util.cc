@@ -98,4 +98,15 @@ std::string RunTensorOnce(const std::string& params, const std::string& call, co
   return result.ok() ? vm::FormatInlineTensor(*result->tensor()) : "error: " + result.status().message();
 }
 
+std::string InferError(const std::string& params, const std::string& call) {
+  const std::string prefix = "error: function 'main', binding 'y': ";
+  std::string text = Infer(params, call);
+  return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : "no error: " + text;
+}
+
+std::string RunError(const std::string& params, const std::string& call, const std::vector<std::string>& inputs) {
+  StatusOr<vm::Value> result = RunMain(OneCallProgram(params, call), inputs);
+  return result.ok() ? "ok" : result.status().message();
+}
+
 }  // namespace strata::op::testing

@@ -37,4 +37,12 @@ StatusOr<vm::Value> RunMain(const std::string& program, const std::vector<std::s
 // inline text ("2x3xf32=..."), or "error: <message>".
 std::string RunTensorOnce(const std::string& params, const std::string& call, const std::vector<std::string>& inputs);
 
+// The error of the binding `y` of OneCallProgram(params, call), without the
+// location prefix every message shares ("no error: <struct info>" if none).
+std::string InferError(const std::string& params, const std::string& call);
+
+// Compiles OneCallProgram(params, call) and runs it on inline tensors; returns
+// the run-time error, or "ok".
+std::string RunError(const std::string& params, const std::string& call, const std::vector<std::string>& inputs);
+
 }  // namespace strata::op::testing
