@@ -20,7 +20,9 @@
 // column. When the image width is a constant (the usual case: only the batch
 // is symbolic), border tiles are generated per tile with their kernel columns
 // unrolled, so every check is decided at compile time and taps in the padding
-// are simply left out.
+// are simply left out. With a symbolic width (and column padding) the input
+// rows are first copied with their padding as zeros, so that no tile checks
+// its taps at run time.
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -170,7 +172,8 @@ struct NchwcConv {
   // The register tile at output positions ow0 .. ow0 + rw of row oh, over
   // kernel rows [kh_lo, kh_hi). `checked`: taps may fall outside the row (and
   // positions past the output); when ow0 and the widths are constants the
-  // checks are decided here, otherwise at run time.
+  // checks are decided here, otherwise at run time. Reading the padded copy,
+  // only the stores past the output are checked.
   tir::Stmt Tile(const PrimExpr& n, const PrimExpr& og, const PrimExpr& oh, const PrimExpr& ow0, const PrimExpr& kh_lo,
                  const PrimExpr& kh_hi, bool checked) const {
     const auto [sh, sw] = win.strides;
@@ -185,7 +188,6 @@ struct NchwcConv {
         return Store(acc, {p, l}, Float(dt, 0));
       });
     }));
-    // Tap (kh, kw) of block lane i of channel block cb, for every position.
     // Taps (kh, kw) for each kw of `columns`, of block lane i of channel block
     // cb, for every position.
     auto tap = [&](const PrimExpr& cb, const PrimExpr& kh, const std::vector<PrimExpr>& columns, const PrimExpr& i) {
@@ -195,9 +197,10 @@ struct NchwcConv {
       // vectorizer then bundled the positions' input elements into gathers.
       std::vector<std::pair<tir::Var, PrimExpr>> broadcasts;
       std::vector<std::function<tir::Stmt(const PrimExpr&)>> updates;
-      for (int64_t p = 0; p < rw * static_cast<int64_t>(columns.size()); ++p) {
-        const PrimExpr& kw = columns[p / rw];
-        const PrimExpr iw = S((ow0 + p % rw) * sw + kw * dw - pl);
+      for (int64_t k = 0; k < rw * static_cast<int64_t>(columns.size()); ++k) {
+        const PrimExpr& kw = columns[k / rw];
+        const int64_t p = k % rw;  // the output position
+        const PrimExpr iw = S((ow0 + p) * sw + kw * dw - pl);
         const PrimExpr inside = check_columns ? S(And(Ge(iw, 0), Lt(iw, width))) : tir::IntImm(DataType::Bool(), 1);
         if (Const(inside) == 0) continue;  // in the padding: contributes nothing
         const bool sure = IsTrue(inside);
@@ -209,13 +212,13 @@ struct NchwcConv {
         if (depthwise) {
           // The tap's input vector (the block's lanes) times the weight vector.
           updates.push_back([=, this](const PrimExpr& l) {
-            return Store(acc, {p % rw, l}, Load(acc, {p % rw, l}) + input(l) * Load(w, {og, 0, kh, kw, 0, l}));
+            return Store(acc, {p, l}, Load(acc, {p, l}) + input(l) * Load(w, {og, 0, kh, kw, 0, l}));
           });
         } else {
           tir::Var xv("xv", dt);
           broadcasts.emplace_back(xv, input(i));
           updates.push_back([=, this](const PrimExpr& l) {
-            return Store(acc, {p % rw, l}, Load(acc, {p % rw, l}) + xv * Load(w, {og, cb, kh, kw, i, l}));
+            return Store(acc, {p, l}, Load(acc, {p, l}) + xv * Load(w, {og, cb, kh, kw, i, l}));
           });
         }
       }

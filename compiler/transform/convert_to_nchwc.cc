@@ -1,7 +1,6 @@
 // ConvertToNchwc: convolutional regions in the blocked layout (see convert_to_nchwc.h).
 #include "compiler/transform/convert_to_nchwc.h"
 
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,18 +41,6 @@ constexpr int64_t kMinOutputBlock = 4;
 
 const TensorStructInfoNode* TensorInfo(const Expr& e) {
   return e->struct_info.defined() ? e->struct_info.as<TensorStructInfoNode>() : nullptr;
-}
-
-// The constant dims of a tensor's known shape, or nullopt.
-std::optional<std::vector<int64_t>> ConstantShape(const TensorStructInfoNode* t) {
-  if (t == nullptr || !t->shape) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const PrimExpr& d : *t->shape) {
-    std::optional<int64_t> v = arith::AsConstant(d);
-    if (!v) return std::nullopt;
-    dims.push_back(*v);
-  }
-  return dims;
 }
 
 std::shared_ptr<HostTensor> NewF32(std::vector<int64_t> shape) {
