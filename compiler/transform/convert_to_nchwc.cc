@@ -404,19 +404,15 @@ class NchwcConverter : public Normalizer {
 
 StatusOr<ir::IRModule> ConvertToNchwc(ir::IRModule module, const NchwcOptions& options,
                                       const std::set<std::string>& except) {
-  std::vector<std::string> names;
-  for (const auto& [name, func] : module.functions()) {
-    if (std::holds_alternative<Function>(func)) names.push_back(name);
-  }
-  bool changed = false;
-  for (const std::string& name : names) {
-    Function func = module.GetGraphFunction(name);
-    NchwcConverter converter(&module, options, except);
-    STRATA_ASSIGN_OR_RETURN(Function rewritten, converter.Convert(name, func));
-    if (!converter.changed()) continue;  // unchanged functions keep their handles
-    module.Add(name, std::move(rewritten));
-    changed = true;
-  }
+  STRATA_ASSIGN_OR_RETURN(
+      const bool changed,
+      RewriteChangedGraphFunctions(
+          &module, [&](const std::string& name, const Function& func) -> StatusOr<std::optional<Function>> {
+            NchwcConverter converter(&module, options, except);
+            STRATA_ASSIGN_OR_RETURN(Function rewritten, converter.Convert(name, func));
+            if (!converter.changed()) return std::optional<Function>();  // unchanged functions keep their handles
+            return std::optional<Function>(std::move(rewritten));
+          }));
   // The plain weights, and plain values nothing needs any more.
   if (changed) return DeadCodeElimination(std::move(module));
   return module;

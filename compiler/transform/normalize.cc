@@ -594,6 +594,22 @@ Status RewriteGraphFunctions(graph::Normalizer& mutator, ir::IRModule* module) {
   return Status::Ok();
 }
 
+StatusOr<bool> RewriteChangedGraphFunctions(ir::IRModule* module, const FunctionRewrite& rewrite) {
+  std::vector<std::string> names;
+  for (const auto& [name, func] : module->functions()) {
+    if (std::holds_alternative<graph::Function>(func)) names.push_back(name);
+  }
+  bool changed = false;
+  for (const std::string& name : names) {
+    graph::Function func = module->GetGraphFunction(name);  // a copy: the module is updated below
+    STRATA_ASSIGN_OR_RETURN(std::optional<graph::Function> rewritten, rewrite(name, func));
+    if (!rewritten) continue;
+    module->Add(name, std::move(*rewritten));
+    changed = true;
+  }
+  return changed;
+}
+
 StatusOr<ir::IRModule> Normalize(ir::IRModule module) {
   graph::Normalizer normalizer(&module);
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(normalizer, &module));

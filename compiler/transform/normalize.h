@@ -13,6 +13,8 @@
 // Emit them, and get struct info on everything they produce for free.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -120,6 +122,13 @@ namespace strata::transform {
 // signatures of the functions before it. Functions the mutator adds (generated
 // kernels) are not visited.
 Status RewriteGraphFunctions(graph::Normalizer& mutator, ir::IRModule* module);
+
+// For passes that rewrite only some functions: `rewrite` runs on every graph
+// function in order and returns its new form, or nullopt to leave it (and
+// its handle) as it was. Returns whether any function changed.
+using FunctionRewrite =
+    std::function<StatusOr<std::optional<graph::Function>>(const std::string& name, const graph::Function& func)>;
+StatusOr<bool> RewriteChangedGraphFunctions(ir::IRModule* module, const FunctionRewrite& rewrite);
 
 // The Normalize pass: every graph function normalized; tensor programs untouched.
 StatusOr<ir::IRModule> Normalize(ir::IRModule module);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -103,19 +104,15 @@ class WeightPacker : public Normalizer {
 }  // namespace
 
 StatusOr<ir::IRModule> PackWeights(ir::IRModule module, const std::set<std::string>& except) {
-  std::vector<std::string> names;
-  for (const auto& [name, func] : module.functions()) {
-    if (std::holds_alternative<Function>(func)) names.push_back(name);
-  }
-  bool changed = false;
-  for (const std::string& name : names) {
-    Function func = module.GetGraphFunction(name);
-    WeightPacker packer(&module, except);
-    STRATA_ASSIGN_OR_RETURN(Function rewritten, packer.NormalizeFunction(name, func));
-    if (!packer.changed()) continue;  // unchanged functions keep their handles
-    module.Add(name, std::move(rewritten));
-    changed = true;
-  }
+  STRATA_ASSIGN_OR_RETURN(
+      const bool changed,
+      RewriteChangedGraphFunctions(
+          &module, [&](const std::string& name, const Function& func) -> StatusOr<std::optional<Function>> {
+            WeightPacker packer(&module, except);
+            STRATA_ASSIGN_OR_RETURN(Function rewritten, packer.NormalizeFunction(name, func));
+            if (!packer.changed()) return std::optional<Function>();  // unchanged functions keep their handles
+            return std::optional<Function>(std::move(rewritten));
+          }));
   // The unpacked weights' bindings, when nothing else used them.
   if (changed) return DeadCodeElimination(std::move(module));
   return module;
