@@ -189,7 +189,6 @@ llvm::MDNode* FunctionLowering::LoopMetadata(const tir::ForNode* op) {
     inner.VisitStmt(op->body);
     if (!inner.found) return nullptr;
     ops.push_back(LoopHint(ctx, "llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b_.getFalse())));
-    if (std::getenv("STRATA_EXP_NOUNROLL")) ops.push_back(LoopHint(ctx, "llvm.loop.unroll.disable", nullptr));
   }
   llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, ops);
   loop_id->replaceOperandWith(0, loop_id);
