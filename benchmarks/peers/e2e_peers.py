@@ -10,8 +10,8 @@ same weights, --re-export redoes it), then:
 
   Strata       `strata compile model.onnx -o model.stx` (timed: the compile
                time column; every model is compiled before anything else
-               runs, on an otherwise idle machine), `strata run model.stx --input=@... --output=...`
-               checked against ONNX Runtime, then `strata run --warmup W
+               runs, on an otherwise idle machine), `strata run model.stx
+               --input=@... --output=...` checked against ONNX Runtime, then `strata run --warmup W
                --repeat N`: the median latency of N calls of the VM's
                Invoke (the CLI's own timer; loading the executable and the
                inputs is not timed).
