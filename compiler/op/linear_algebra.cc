@@ -212,17 +212,24 @@ std::vector<PrimExpr> Unflatten(PrimExpr flat, const std::vector<PrimExpr>& dims
 // Tile sizes of the GEMM schedule. A register tile of kRowTile x kColTile
 // accumulators (24 vector registers of 16 f32 with AVX-512) is updated from one
 // broadcast element of the left operand and kColTile / 16 vectors of the packed
-// right panel per reduction step. The packed panel (kDepth x kColTile, 32 KiB of
-// f32) stays in L1 while every row tile of a block passes over it, so a block
-// has up to kBlockRows rows to spread the cost of packing; kBlockCols keeps
-// enough blocks for the threads when the rows are few.
+// right panel per reduction step. As in BLIS, the operand a register tile
+// reuses most stays in L1: the tile's rows of a for one slice of the reduction
+// (kRowTile x depth, copied once per slice) are used against every column
+// tile of the block, whose panels stream from L2. A block of up to
+// kBlockRows x kBlockCols outputs is one parallel task; its partial sums live
+// in a local buffer across the slices.
 constexpr int64_t kRowTile = 12;
 // The rows a block has past its whole register tiles go through tiles this tall.
 constexpr int64_t kRemainderRows = 4;
 constexpr int64_t kColTile = kGemmPanelWidth;
+// The deepest slice: 256 when the kernel packs b per slice (the block's panels,
+// 128 KiB, stay on the stack), 512 when b's panels are a constant packed at
+// compile time (fewer round trips through the partial sums: 2% on a 1024^3
+// GEMM; the a tile, 24 KiB, still fits L1). Slices are of equal depth.
 constexpr int64_t kDepth = 256;
-constexpr int64_t kBlockRows = 240;
-constexpr int64_t kBlockCols = 64;
+constexpr int64_t kPackedDepth = 512;
+constexpr int64_t kBlockRows = 120;
+constexpr int64_t kBlockCols = 128;
 
 // The dot-product schedule (DotKernel) takes over when both operands run along
 // the reduction (dense's weight, matmul by a vector) and the rows are fewer than
@@ -342,51 +349,63 @@ Stmt PanelRowKernel(const Gemm& g) {
 Stmt GemmKernel(const Gemm& g) {
   const DataType t = g.dtype;
   const PrimExpr M = g.rows, N = g.cols, K = g.depth;
-  const tir::Buffer panel = KernelBuilder::Local("Bpanel", t, {kDepth, kColTile});
+  const int64_t max_depth = g.panels != nullptr ? kPackedDepth : kDepth;
+  const tir::Buffer panel = KernelBuilder::Local("Bpanel", t, {kBlockCols / kColTile, kDepth, kColTile});
   const tir::Buffer acc = KernelBuilder::Local("Acc", t, {kRowTile, kColTile});
-  const tir::Buffer a_tile = KernelBuilder::Local("Atile", t, {kRowTile, kDepth});
+  const tir::Buffer a_tile = KernelBuilder::Local("Atile", t, {kRowTile, max_depth});
   const tir::Buffer partial = KernelBuilder::Local("Partial", t, {kBlockRows, kBlockCols});
   tir::Var row_blocks("row_blocks"), block_rows("block_rows"), col_blocks("col_blocks"), block_cols("block_cols");
   tir::Var task("task"), i0("i0"), j0("j0"), kb("kb"), k0("k0"), kc("kc"), jt("jt"), jj("jj"), it("it");
+  tir::Var col_tiles("col_tiles");
   tir::Var batch_task("batch");  // the flat output batch index of a task
   const std::vector<PrimExpr> batch = Unflatten(batch_task, g.batch);
   auto clamp_col = [&](PrimExpr col) { return tir::Min(col, N - 1); };
 
-  // Pack columns jj .. jj + kColTile of b for the reduction steps k0 .. k0 +
-  // kc (past the last column: dense's panel repeats it, matmul's is zero).
+  // Pack the block's columns of b for the reduction steps k0 .. k0 + kc into
+  // one panel per column tile jt (past the last column: dense's panel repeats
+  // it, matmul's is zero). A constant's panels are read in place.
   tir::Var pk("pk"), pj("pj");
-  Stmt pack;
+  Stmt pack_block;
   if (g.panels != nullptr) {
-    pack = tir::SeqStmtNode::make({});
+    pack_block = tir::SeqStmtNode::make({});
   } else if (g.b_k_contiguous) {
-    pack = Loop(pj, kColTile, ForKind::kSerial,
-                Loop(pk, kc, ForKind::kSerial, Store(panel, {pk, pj}, g.b(batch, k0 + pk, clamp_col(jj + pj)))));
+    // Down each column of b, in memory order.
+    pack_block = Loop(
+        jt, col_tiles, ForKind::kSerial,
+        Let(jj, j0 + jt * kColTile,
+            Loop(pj, kColTile, ForKind::kSerial,
+                 Loop(pk, kc, ForKind::kSerial, Store(panel, {jt, pk, pj}, g.b(batch, k0 + pk, clamp_col(jj + pj)))))));
   } else {
-    tir::Var qk("pk"), qj("pj");
-    Stmt whole = Loop(pk, kc, ForKind::kSerial,
-                      Loop(pj, kColTile, ForKind::kVectorized, Store(panel, {pk, pj}, g.b(batch, k0 + pk, jj + pj))));
+    // Along each row of b, the block's columns in memory order: column tile
+    // by column tile, the reads were 128-byte runs 4 KiB apart (for
+    // N = 1024) that missed the caches, 10% of a 1024^3 GEMM.
+    tir::Var qj("pj"), zj("pj");
+    Stmt whole = Loop(pj, kColTile, ForKind::kVectorized, Store(panel, {jt, pk, pj}, g.b(batch, k0 + pk, jj + pj)));
     // The last tile: the columns up to N copied as one contiguous run, the rest
     // zero (their sums are dropped). Clamping the column index instead
     // (min(jj + pj, N - 1)) made LLVM vectorize down the rows with a gather
     // and a scatter per 16 elements; a lane condition with a store in each
     // branch is not vectorized at all.
-    tir::Var zj("pj");
     Stmt edge =
-        Loop(qk, kc, ForKind::kSerial,
-             tir::SeqStmtNode::make({Loop(zj, kColTile, ForKind::kVectorized, Store(panel, {qk, zj}, Const(t, 0))),
-                                     Loop(qj, tir::Min(PrimExpr(kColTile), N - jj), ForKind::kVectorized,
-                                          Store(panel, {qk, qj}, g.b(batch, k0 + qk, jj + qj)))}));
-    pack = tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, jj + kColTile, N), whole, edge);
+        tir::SeqStmtNode::make({Loop(zj, kColTile, ForKind::kVectorized, Store(panel, {jt, pk, zj}, Const(t, 0))),
+                                Loop(qj, tir::Min(PrimExpr(kColTile), N - jj), ForKind::kVectorized,
+                                     Store(panel, {jt, pk, qj}, g.b(batch, k0 + pk, jj + qj)))});
+    pack_block = Loop(pk, kc, ForKind::kSerial,
+                      Loop(jt, col_tiles, ForKind::kSerial,
+                           Let(jj, j0 + jt * kColTile,
+                               tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, jj + kColTile, N),
+                                                         whole, edge))));
   }
 
-  // Column tile jj's panel: the local copy, or the constant's own panel jj / kColTile.
+  // Column tile jj's panel: the packed copy, or the constant's own panel jj / kColTile.
   auto panel_at = [&](PrimExpr kk, PrimExpr cc) {
-    if (g.panels == nullptr) return Load(panel, {kk, cc});
+    if (g.panels == nullptr) return Load(panel, {jt, kk, cc});
     return Load(g.panels, {tir::FloorDiv(jj, kColTile), k0 + kk, cc});
   };
-  // The register tile of `rows` rows from row `first`: zero it, accumulate the
-  // reduction slice, store it (the first slice stores, later ones add; rows
-  // past M were clamped and are dropped).
+  // The `rows` rows from row `first` against every column tile of the block:
+  // the rows of a for this slice are copied once, then each register tile is
+  // zeroed, accumulated over the slice and stored (the first slice stores,
+  // later ones add; rows past M were clamped and are dropped).
   auto make_tile = [&](int64_t rows, const PrimExpr& first) {
     tir::Var ii("ii"), zr("r"), zc("c"), k("kk"), r("r"), c("c"), a("a", t), sr("r"), sc("c"), ar("r"), ac("c");
     Stmt zero =
@@ -395,7 +414,9 @@ Stmt GemmKernel(const Gemm& g) {
     // rows) to a local buffer: the update then reads each row at a constant
     // offset from one base. Read from a in place, the 12 row addresses (clamped
     // row times K, plus k) became vector integer arithmetic and extracts in the
-    // hot loop, competing with the FMAs for the vector pipes.
+    // hot loop, competing with the FMAs for the vector pipes. The copy serves
+    // every column tile of the block: made per column tile, its row copies
+    // (LLVM turns them into memcpy calls) took 12% of a 128 x 768 x 768 GEMM.
     tir::Var cr("r"), ck("kk");
     Stmt copy_a = Loop(
         cr, rows, ForKind::kSerial,
@@ -418,7 +439,9 @@ Stmt GemmKernel(const Gemm& g) {
     Stmt store =
         tir::IfThenElseNode::make(Eq(kb, 0), Loop(sr, tir::Min(PrimExpr(rows), M - ii), ForKind::kSerial, store_first),
                                   Loop(ar, tir::Min(PrimExpr(rows), M - ii), ForKind::kSerial, store_add));
-    return Let(ii, first, tir::SeqStmtNode::make({copy_a, zero, update, store}));
+    Stmt per_col_tile = Loop(jt, col_tiles, ForKind::kSerial,
+                             Let(jj, j0 + jt * kColTile, tir::SeqStmtNode::make({zero, update, store})));
+    return Let(ii, first, tir::SeqStmtNode::make({copy_a, per_col_tile}));
   };
   // Whole tiles of kRowTile rows, then the block's last rows in tiles of
   // kRemainderRows: 64 rows are 5 x 12 + 4, not 6 x 12 with 8 rows of padding
@@ -431,23 +454,31 @@ Stmt GemmKernel(const Gemm& g) {
                               Loop(it2, CeilDiv(block_m - whole_tiles * kRowTile, kRemainderRows), ForKind::kSerial,
                                    make_tile(kRemainderRows, i0 + whole_tiles * kRowTile + it2 * kRemainderRows))});
 
-  Stmt col_tile = Let(jj, j0 + jt * kColTile, tir::SeqStmtNode::make({pack, row_tiles}));
-  Stmt slice = Let(k0, kb * kDepth,
-                   Let(kc, tir::Min(PrimExpr(kDepth), K - k0),
-                       Loop(jt, CeilDiv(tir::Min(block_cols, N - j0), kColTile), ForKind::kSerial, col_tile)));
+  // Slices of equal depth (a multiple of 16, so that each starts on a cache
+  // line): K = 768 is 2 x 384 rather than 512 + 256.
+  tir::Var slices("slices"), depth("depth");
+  Stmt slice = Let(k0, kb * depth, Let(kc, tir::Min(depth, K - k0), tir::SeqStmtNode::make({pack_block, row_tiles})));
   // At least one slice, so that an empty reduction (K = 0) stores zeros (+ bias).
-  Stmt block = Loop(kb, tir::Max(CeilDiv(K, kDepth), 1), ForKind::kSerial, slice);
+  Stmt block = Let(slices, tir::Max(CeilDiv(K, max_depth), 1),
+                   Let(depth, tir::FloorDiv(tir::FloorDiv(K + slices - 1, slices) + 15, 16) * 16,
+                       Loop(kb, slices, ForKind::kSerial, slice)));
   tir::Var fr("r"), fc("c");
   PrimExpr result = Load(partial, {fr, fc});
   if (g.bias) result = result + g.bias(j0 + fc);
   Stmt final_store = Loop(fr, tir::Min(block_rows, M - i0), ForKind::kSerial,
                           Loop(fc, tir::Min(block_cols, N - j0), ForKind::kVectorized,
                                Store(g.out, g.out_index(batch, i0 + fr, j0 + fc), result)));
+  block = Let(col_tiles, CeilDiv(tir::Min(block_cols, N - j0), kColTile), block);
   block = tir::AllocateNode::make(acc, tir::AllocateNode::make(a_tile, tir::SeqStmtNode::make({block, final_store})));
   if (g.panels == nullptr) block = tir::AllocateNode::make(panel, block);
   block = tir::AllocateNode::make(partial, block);
-  block = Let(i0, tir::FloorMod(tir::FloorDiv(task, col_blocks), row_blocks) * block_rows,
-              Let(j0, tir::FloorMod(task, col_blocks) * block_cols, block));
+  // Consecutive tasks share a column block: the threads' contiguous ranges of
+  // tasks then hold whole column blocks (128 x 768 x 768 has row blocks of 72
+  // and 56 rows; ordered by row block, one thread got all the short ones and
+  // 2 threads ran at 0.89 of their speed), and a block's columns of b stay
+  // in cache from one row block to the next.
+  block = Let(i0, tir::FloorMod(task, row_blocks) * block_rows,
+              Let(j0, tir::FloorMod(tir::FloorDiv(task, row_blocks), col_blocks) * block_cols, block));
   if (!g.batch.empty()) block = Let(batch_task, tir::FloorDiv(task, row_blocks * col_blocks), block);
   Stmt nest = Loop(task, Product(g.batch) * row_blocks * col_blocks, ForKind::kParallel, block);
   // Blocks of near-equal sizes rounded up to whole tiles, as few as the block

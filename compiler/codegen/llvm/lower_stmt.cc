@@ -38,7 +38,7 @@ std::optional<int64_t> ConstantUpperBound(const tir::PrimExpr& e) {
 // Local buffers up to this size live on the stack; larger or symbolic ones use
 // the runtime workspace. Worker threads have at least 2 MiB of stack, so the
 // per-function budget keeps several allocations well clear of it.
-constexpr int64_t kMaxStackAllocBytes = 64 * 1024;
+constexpr int64_t kMaxStackAllocBytes = 128 * 1024;
 constexpr int64_t kStackBudgetBytes = 256 * 1024;
 
 // The narrowest element accessed in a loop body decides how many lanes fill a
