@@ -198,18 +198,26 @@ std::optional<ElementwiseNest> MatchElementwiseNest(const Stmt& body, const Buff
 
   // Every index a distinct loop or let variable: the value is a function of the
   // position alone once they are replaced (and must mention no other).
+  // A dimension of extent 1 may be stored at index 0 without a loop (a
+  // reshape to (1, s, 3072) loops over s and 3072 only).
   std::map<const tir::VarNode*, PrimExpr> to_position;
+  std::vector<size_t> looped_dims;  // the dimensions indexed by a variable
   bool plain = store->indices.size() == rank;
   for (size_t d = 0; plain && d < rank; ++d) {
+    const int64_t* constant = tir::AsConstInt(store->indices[d]);
+    if (constant != nullptr && *constant == 0 && analysis::ProveDimEqual(out->shape[d], PrimExpr(1))) continue;
     const auto* v = store->indices[d].as<tir::VarNode>();
     plain = v != nullptr && std::find(bound.begin(), bound.end(), v) != bound.end() && to_position.count(v) == 0;
-    if (plain) to_position[v] = nest.position[d];
+    if (plain) {
+      to_position[v] = nest.position[d];
+      looped_dims.push_back(d);
+    }
   }
   if (plain) {
     // A perfect nest must span the shape; a flattened one is trusted to.
-    if (loops.size() == rank && bound.size() == rank) {
-      for (size_t d = 0; d < rank; ++d) {
-        if (!analysis::ProveDimEqual(loops[d]->extent, out->shape[d])) return std::nullopt;
+    if (loops.size() == looped_dims.size() && bound.size() == looped_dims.size()) {
+      for (size_t i = 0; i < loops.size(); ++i) {
+        if (!analysis::ProveDimEqual(loops[i]->extent, out->shape[looped_dims[i]])) return std::nullopt;
       }
     }
     nest.value = tir::Substitute(store->value, [&](const tir::VarNode* v) -> PrimExpr {

@@ -82,6 +82,7 @@ class FunctionLowering {
   llvm::Value* LowerBinary(const tir::BinaryOpNode* op);
   llvm::Value* LowerShortCircuit(const tir::BinaryOpNode* op);
   llvm::Value* LowerCast(DataType to, DataType from, llvm::Value* value);
+  llvm::Value* LowerExp(llvm::Value* x, DataType t);
   llvm::Value* LowerCall(const tir::CallNode* op);
   llvm::Value* BufferAddress(const tir::Buffer& buffer, const std::vector<tir::PrimExpr>& indices);
   llvm::Value* Undef(DataType dtype);
