@@ -15,6 +15,7 @@
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
 #include "vm/executable.h"
+#include "vm/kernel_runtime.h"
 #include "vm/profiler.h"
 #include "vm/tensor_io/npy.h"
 #include "vm/tensor_io/tensor_compare.h"
@@ -228,6 +229,9 @@ int RunRunCommand(const std::vector<std::string>& args) {
       "repeat", po::value<int64_t>(),
       "call the function N times (after --warmup calls) and print (to stderr) the latency: median, p90, min, mean")(
       "warmup", po::value<int64_t>()->default_value(0), "untimed calls before the timed ones")(
+      "threads", po::value<int>(),
+      "threads of the kernels' parallel loops and of the oneDNN and OpenBLAS calls, the calling thread "
+      "included (default: STRATA_NUM_THREADS, else the CPUs this process may use)")(
       "profile",
       "print (to stderr) the time per instruction kind, per compiled kernel and per library function of the "
       "timed calls; see docs/vm.md")(
@@ -247,6 +251,12 @@ int RunRunCommand(const std::vector<std::string>& args) {
   }
   TimingOptions timing;
   if (!ParseTimingOptions(vm, &timing)) return 2;
+  if (vm.count("threads")) {
+    if (Status status = vm::SetKernelThreadCount(vm["threads"].as<int>()); !status.ok()) {
+      std::fprintf(stderr, "strata run: --threads: %s\n", status.message().c_str());
+      return 2;
+    }
+  }
   vm::LoadOptions load_options;
   if (vm.count("device-options")) {
     for (const std::string& text : vm["device-options"].as<std::vector<std::string>>()) {

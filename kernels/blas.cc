@@ -5,9 +5,11 @@
 #include <cblas.h>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <span>
 
 #include "kernels/tensor_args.h"
+#include "vm/kernel_runtime.h"
 #include "vm/registry.h"
 
 namespace strata::kernels {
@@ -33,6 +35,10 @@ void Gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, con
     if (beta == 0.0f) std::memset(c, 0, static_cast<size_t>(m * n) * sizeof(float));
     return;
   }
+  // OpenBLAS's own threads, as many as the VM's pool has (--threads): more
+  // would compete with the pool's workers for the same cores.
+  static std::once_flag threads_set;
+  std::call_once(threads_set, [] { openblas_set_num_threads(vm::KernelThreadCount()); });
   cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
               static_cast<int>(transpose_b ? k : n), beta, c, static_cast<int>(n));

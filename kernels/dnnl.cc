@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <omp.h>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/tensor_args.h"
+#include "vm/kernel_runtime.h"
 #include "vm/registry.h"
 
 namespace strata::kernels {
@@ -194,6 +196,15 @@ void Execute(const Primitive& p, std::span<void* const> buffers) {
   char* free_space = workspace.Get(internal_bytes + scratch_bytes);
   char* scratch = free_space + internal_bytes;  // primitives run one after another: they share it
   thread_local dnnl::stream stream(Engine());   // creating one per call costs about 1 us
+  // oneDNN runs on OpenMP (Debian's build) with as many threads as the VM's
+  // pool has (--threads), in each thread that calls it (the count is a
+  // per-thread OpenMP setting): more would compete with the pool's workers
+  // for the same cores.
+  thread_local const bool omp_threads_set = [] {
+    omp_set_num_threads(vm::KernelThreadCount());
+    return true;
+  }();
+  (void)omp_threads_set;
   auto with_scratchpad = [&](std::unordered_map<int, memory> args, const memory::desc& md) {
     if (md.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = Wrap(md, scratch);
     return args;

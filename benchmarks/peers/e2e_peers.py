@@ -234,9 +234,8 @@ LATENCY = re.compile(r"latency over \d+ runs?(?: after \d+ warmup)?: median ([0-
 
 def strata_median_ms(strata, exe, input_paths, warmup, repeat, threads):
     cmd = [strata, "run", exe] + [f"--input=@{p}" for p in input_paths] + [
-        f"--warmup={warmup}", f"--repeat={repeat}"]
-    env = dict(os.environ, STRATA_NUM_THREADS=str(threads))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        f"--warmup={warmup}", f"--repeat={repeat}", f"--threads={threads}"]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"error: strata run failed (exit {proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
     match = LATENCY.search(proc.stderr)

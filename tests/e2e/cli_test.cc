@@ -49,6 +49,22 @@ TEST_F(Cli, RunPrintsInlineResult) {
   EXPECT_NE(out.find("2x2xf32=6,0,15,0"), std::string::npos) << out;
 }
 
+// --threads sizes the kernels' pool (here 1 and 3 threads on any machine): the
+// same result either way; a count out of range is a usage error.
+TEST_F(Cli, ThreadsOptionRunsTheKernelsOnThatManyThreads) {
+  const std::string inputs = " --input=@" + SourcePath("tests/fixtures/matmul_relu/x_7x13x5.npy") + " --input=@" +
+                             SourcePath("tests/fixtures/matmul_relu/w_7x13x5.npy") + " --expected-output=@" +
+                             SourcePath("tests/fixtures/matmul_relu/y_7x13x5.npy");
+  for (const char* threads : {"1", "3"}) {
+    std::string out;
+    EXPECT_EQ(Run("run " + exe_ + inputs + " --threads " + threads, &out), 0) << out;
+  }
+  std::string out;
+  EXPECT_EQ(Run("run " + exe_ + inputs + " --threads 0", &out), 2);
+  EXPECT_NE(out.find("strata run: --threads: the thread count must be between 1 and 4096, got 0"), std::string::npos)
+      << out;
+}
+
 TEST_F(Cli, ExpectedOutputChecksTheResult) {
   std::string out;
   const std::string inputs = " --input=@" + SourcePath("tests/fixtures/matmul_relu/x_7x13x5.npy") + " --input=@" +

@@ -6,6 +6,7 @@
 
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
+#include "vm/kernel_runtime.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::testing {
@@ -393,6 +394,23 @@ TEST_F(KernelCallTest, GarbageModuleCodeIsALoadTimeError) {
   b_.Kernel("my_kernel", 0, "add_scalar");
   std::string error = LoadError(b_.Write());
   EXPECT_NE(error.find("native_modules[0]"), std::string::npos) << error;
+}
+
+// --threads sets the count before anything runs; once kernels have run on
+// the pool, only the same count is accepted, and the error names the one in use.
+TEST(KernelThreads, TheCountIsFixedOnceReadAndAnotherOneIsAnError) {
+  const int threads = vm::KernelThreadCount();
+  EXPECT_TRUE(vm::SetKernelThreadCount(threads).ok());
+  Status other = vm::SetKernelThreadCount(threads + 1);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.message(), "cannot use " + std::to_string(threads + 1) + " threads: kernels already run on " +
+                                 std::to_string(threads) + " (set the count before the first kernel runs)");
+  EXPECT_EQ(vm::KernelThreadCount(), threads);
+  for (int bad : {0, -1, 4097}) {
+    Status status = vm::SetKernelThreadCount(bad);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.message(), "the thread count must be between 1 and 4096, got " + std::to_string(bad));
+  }
 }
 
 }  // namespace
