@@ -1,4 +1,5 @@
 // strata compile: text IR -> executable file.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -144,25 +145,29 @@ int RunCompileCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "strata compile: --dynamic applies to ONNX models (.onnx)\n");
     return 2;
   }
+  // --time-passes also times the import and the file write, as stages.
+  auto stage_start = std::chrono::steady_clock::now();
+  auto end_stage = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    if (compile_options.print_pass_timing) {
+      std::fprintf(stderr, "%-24s %9.3f ms\n", name,
+                   std::chrono::duration<double, std::milli>(now - stage_start).count());
+    }
+    stage_start = now;
+  };
   StatusOr<ir::IRModule> module =
       onnx ? frontend::ImportOnnxFile(input, import_options) : driver::LoadModuleFile(input);
+  end_stage(onnx ? "ImportOnnx" : "Parse");
   if (!module.ok()) {
     std::fprintf(stderr, "%s\n", module.status().message().c_str());
     return 1;
   }
-  StatusOr<std::vector<uint8_t>> bytes = driver::Compile(std::move(module).value(), compile_options);
-  if (!bytes.ok()) {
+  Status compiled = driver::CompileToFile(std::move(module).value(), compile_options, output);
+  if (!compiled.ok()) {
     // A binding's error carries where the binding was written (or the model node it came from).
-    const SourceLocation* at = bytes.status().location();
+    const SourceLocation* at = compiled.location();
     const std::string where = at != nullptr ? at->Text() : input;
-    std::fprintf(stderr, "%s: error: %s\n", where.c_str(), bytes.status().message().c_str());
-    return 1;
-  }
-  std::ofstream out(output, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "strata compile: cannot write '%s'\n", output.c_str());
+    std::fprintf(stderr, "%s: error: %s\n", where.c_str(), compiled.message().c_str());
     return 1;
   }
   return 0;

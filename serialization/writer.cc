@@ -1,6 +1,10 @@
 // Builds the executable flatbuffer from an ExecutableSpec.
 #include "serialization/writer.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include <flatbuffers/flatbuffers.h>
@@ -121,10 +125,8 @@ size_t BulkBytes(const ExecutableSpec& spec) {
   return bytes;
 }
 
-}  // namespace
-
-std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOptions& options) {
-  fbs::FlatBufferBuilder b(BulkBytes(spec));
+// The finished flatbuffer of `spec` in `b`.
+void BuildExecutable(const ExecutableSpec& spec, const WriteOptions& options, fbs::FlatBufferBuilder& b) {
   // Large data first so it sits at the end of the file, away from the tables.
   std::vector<fbs::Offset<fb::Constant>> constants;
   constants.reserve(spec.constants.size());
@@ -152,7 +154,28 @@ std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOpti
   auto root = fb::CreateExecutable(b, options.format_major, options.format_minor, producer, functions_vec,
                                    constants_vec, modules_vec, entry_points, devices_vec);
   fb::FinishExecutableBuffer(b, root);
+}
+
+}  // namespace
+
+std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOptions& options) {
+  fbs::FlatBufferBuilder b(BulkBytes(spec));
+  BuildExecutable(spec, options, b);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+Status WriteExecutableFile(const ExecutableSpec& spec, const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (!file) return ErrorStatus() << "cannot write '" << path << "': " << std::strerror(errno);
+  fbs::FlatBufferBuilder b(BulkBytes(spec));
+  BuildExecutable(spec, WriteOptions(), b);
+  errno = 0;
+  const size_t written = std::fwrite(b.GetBufferPointer(), 1, b.GetSize(), file.get());
+  const int write_errno = errno;
+  if (written != b.GetSize() || std::fclose(file.release()) != 0) {
+    return ErrorStatus() << "cannot write '" << path << "': " << std::strerror(write_errno != 0 ? write_errno : errno);
+  }
+  return Status::Ok();
 }
 
 std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec) { return WriteExecutable(spec, WriteOptions()); }

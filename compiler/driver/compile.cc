@@ -2,6 +2,7 @@
 #include "compiler/driver/compile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -173,9 +174,32 @@ StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options)
   return lowered;
 }
 
-StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options) {
+namespace {
+
+// Times the stages after the passes (with print_pass_timing), like the passes.
+class StageTimer {
+ public:
+  explicit StageTimer(bool print) : print_(print) {}
+  void End(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    if (print_) {
+      std::fprintf(stderr, "%-24s %9.3f ms\n", name, std::chrono::duration<double, std::milli>(now - start_).count());
+    }
+    start_ = now;
+  }
+
+ private:
+  bool print_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Everything but the writing: the executable as a spec.
+StatusOr<serialization::ExecutableSpec> CompileToSpec(ir::IRModule module, const CompileOptions& options,
+                                                      StageTimer& timer) {
   STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, Lower(std::move(module), options));
+  timer = StageTimer(options.print_pass_timing);
   STRATA_ASSIGN_OR_RETURN(serialization::ExecutableSpec spec, backend::CodegenVM(lowered));
+  timer.End("CodegenVM");
 
   std::vector<std::pair<std::string, tir::PrimFunc>> programs;
   for (const auto& [name, func] : lowered.functions()) {
@@ -184,6 +208,7 @@ StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions
   if (!programs.empty()) {
     STRATA_ASSIGN_OR_RETURN(codegen::CompiledKernels kernels,
                             codegen::CompileTensorPrograms(programs, options.codegen));
+    timer.End("CodegenLLVM");
     serialization::NativeModuleSpec native;
     native.target_triple = kernels.target_triple;
     native.cpu = kernels.cpu;
@@ -214,7 +239,25 @@ StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions
     native.backend = external.backend;
     spec.native_modules.push_back(std::move(native));
   }
-  return serialization::WriteExecutable(spec);
+  return spec;
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options) {
+  StageTimer timer(options.print_pass_timing);
+  STRATA_ASSIGN_OR_RETURN(serialization::ExecutableSpec spec, CompileToSpec(std::move(module), options, timer));
+  std::vector<uint8_t> bytes = serialization::WriteExecutable(spec);
+  timer.End("WriteExecutable");
+  return bytes;
+}
+
+Status CompileToFile(ir::IRModule module, const CompileOptions& options, const std::string& path) {
+  StageTimer timer(options.print_pass_timing);
+  STRATA_ASSIGN_OR_RETURN(serialization::ExecutableSpec spec, CompileToSpec(std::move(module), options, timer));
+  STRATA_RETURN_IF_ERROR(serialization::WriteExecutableFile(spec, path));
+  timer.End("WriteExecutableFile");
+  return Status::Ok();
 }
 
 }  // namespace strata::driver

@@ -60,6 +60,10 @@ StatusOr<ir::IRModule> LoadModuleFile(const std::string& path);
 // Lowers `module` and returns the executable file's bytes.
 StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options);
 
+// Compile, written to `path` straight from the flatbuffer builder (no second
+// in-memory copy of the weights); the error of a failed write names the path.
+Status CompileToFile(ir::IRModule module, const CompileOptions& options, const std::string& path);
+
 // Runs the (extended) pipeline only, returning the lowered module.
 StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options);
 

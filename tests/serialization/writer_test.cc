@@ -1,7 +1,10 @@
 // WriteExecutable and the reader: layout, alignment and round trips of the file format.
 #include "serialization/writer.h"
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -101,6 +104,26 @@ TEST(WriterTest, RoundTripsEveryField) {
   EXPECT_EQ(*module->code_crc32(), 0xa73ac451U);
   ASSERT_EQ(exe->entry_points()->size(), 1u);
   EXPECT_EQ(exe->entry_points()->Get(0), 1);
+}
+
+// The file variant writes the very bytes WriteExecutable returns; a path it
+// cannot create is an error naming the path and the reason.
+TEST(WriterTest, WriteExecutableFileWritesTheSameBytes) {
+  ExecutableBuilder b;
+  b.String("odd");
+  b.Tensor<float>(DataType::F32(), {7}, {1, 2, 3, 4, 5, 6, 7});
+  CodeBuilder code;
+  code.Ret(0);
+  b.Bytecode("main", {"x"}, 1, code);
+  const std::string path = ::testing::TempDir() + "/strata_writer_test.stx";
+  ASSERT_TRUE(serialization::WriteExecutableFile(b.spec, path).ok());
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  EXPECT_EQ(written, serialization::WriteExecutable(b.spec));
+  Status bad = serialization::WriteExecutableFile(b.spec, "/nonexistent-dir/x.stx");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(), "cannot write '/nonexistent-dir/x.stx': No such file or directory");
 }
 
 TEST(ReaderTest, RequiresAnAlignedBuffer) {

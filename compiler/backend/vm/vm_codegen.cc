@@ -115,10 +115,14 @@ class ModuleContext {
   }
 
   // Index of `value` in the constant pool; equal constants share one entry.
+  // A tensor's key holds a hash of its data, not the data (GPT-2's keys were
+  // another 500 MB); entries with the same key are compared in full.
   int64_t Constant(ConstantSpec value) {
     std::string key = Key(value);
-    auto it = constants_.find(key);
-    if (it != constants_.end()) return it->second;
+    auto [first, last] = constants_.equal_range(key);
+    for (auto it = first; it != last; ++it) {
+      if (SameData(spec.constants[static_cast<size_t>(it->second)], value)) return it->second;
+    }
     int64_t index = static_cast<int64_t>(spec.constants.size());
     spec.constants.push_back(std::move(value));
     constants_.emplace(std::move(key), index);
@@ -130,6 +134,33 @@ class ModuleContext {
  private:
   const ir::IRModule& module_;
   std::vector<int32_t> external_module_index_;  // per external module: its native module, or -1
+  // A 64-bit hash of `bytes`, 8 at a time (the key only narrows the search:
+  // SameData decides).
+  static uint64_t HashBytes(const std::vector<uint8_t>& bytes) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ bytes.size();
+    size_t i = 0;
+    auto mix = [&h](uint64_t word) {
+      h ^= word;
+      h *= 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 31;
+    };
+    for (; i + 8 <= bytes.size(); i += 8) {
+      uint64_t word;
+      std::memcpy(&word, bytes.data() + i, 8);
+      mix(word);
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+    mix(tail);
+    return h;
+  }
+  // Whether two constants with the same key are equal: only tensors' keys
+  // leave out part of the value.
+  static bool SameData(const ConstantSpec& a, const ConstantSpec& b) {
+    const auto* ta = std::get_if<serialization::TensorConstantSpec>(&a);
+    const auto* tb = std::get_if<serialization::TensorConstantSpec>(&b);
+    return ta == nullptr || tb == nullptr || ta->data == tb->data;
+  }
   static std::string Key(const ConstantSpec& value) {
     std::string key(1, static_cast<char>('0' + value.index()));
     auto append = [&key](const void* data, size_t size) { key.append(static_cast<const char*>(data), size); };
@@ -142,7 +173,9 @@ class ModuleContext {
       int64_t ndim = static_cast<int64_t>(t->shape.size());
       append(&ndim, sizeof(ndim));
       append(t->shape.data(), t->shape.size() * sizeof(int64_t));
-      append(t->data.data(), t->data.size());
+      const uint64_t size = t->data.size(), hash = HashBytes(t->data);
+      append(&size, sizeof(size));
+      append(&hash, sizeof(hash));
     } else if (const auto* s = std::get_if<serialization::ShapeConstantSpec>(&value)) {
       append(s->dims.data(), s->dims.size() * sizeof(int64_t));
     } else if (const auto* i = std::get_if<int64_t>(&value)) {
@@ -159,7 +192,7 @@ class ModuleContext {
 
   std::map<std::string, int64_t> index_;
   std::map<std::string, int64_t> libraries_;
-  std::map<std::string, int64_t> constants_;
+  std::multimap<std::string, int64_t> constants_;
 };
 
 // Variables that are read somewhere: the results of calls bound to anything
