@@ -116,7 +116,8 @@ std::vector<tir::Stmt> Checks(std::vector<tir::Stmt> checks, tir::Stmt body) {
 }
 
 // Copies `in` to `out` in row-major order (reshape, flatten). The two shapes are
-// cut into groups at the points where their prefix products are provably equal;
+// cut into groups at the points where their prefix (then suffix) products are
+// provably equal;
 // a group loops over its dims on one side and computes the other side's index
 // by raveling, so (b, t, 64) -> (b, t, 4, 16) indexes the input as
 // [i0, i1, i2 * 16 + i3] without divisions. Only a group with several dims on
@@ -145,7 +146,31 @@ tir::Stmt RowMajorCopy(KernelBuilder& b, const tir::Buffer& in, const tir::Buffe
       }
     }
   }
-  if (in_done < src.size() || out_done < dst.size()) groups.push_back({in_done, src.size(), out_done, dst.size()});
+  // Then from the right, over what is left: suffix products provably equal
+  // also cut (the counts are equal, checked at run time if need be), so
+  // (d1, 64, seq) -> (batch, 12, 64, seq), d1 being batch * 12 only by that
+  // check, indexes the input as [i0 * 12 + i1, i2, i3] rather than through
+  // three divisions by symbolic sizes per element.
+  auto suffixes = [](const std::vector<PrimExpr>& dims) {
+    std::vector<PrimExpr> p(dims.size() + 1, PrimExpr(1));
+    for (size_t d = dims.size(); d-- > 0;) p[d] = arith::Simplify(p[d + 1] * dims[d]);
+    return p;
+  };
+  const std::vector<PrimExpr> sin = suffixes(src), sout = suffixes(dst);
+  std::vector<Group> tail;  // right to left
+  size_t in_left = src.size(), out_left = dst.size();
+  for (size_t k = src.size(); k-- > in_done + 1;) {
+    for (size_t l = out_left; l-- > out_done + 1;) {
+      if (arith::ProveEqual(sin[k], sout[l])) {
+        tail.push_back({k, in_left, l, out_left});
+        in_left = k;
+        out_left = l;
+        break;
+      }
+    }
+  }
+  if (in_done < in_left || out_done < out_left) groups.push_back({in_done, in_left, out_done, out_left});
+  groups.insert(groups.end(), tail.rbegin(), tail.rend());
 
   // Loop over the output side of a group unless only the input side has
   // several dims.

@@ -51,6 +51,35 @@ TEST(ManipulationInfer, ReshapeOfBT64ToBT4x16IsProvenForEveryBAndT) {
 )");
 }
 
+// Attention's (batch * heads, seq, 64) -> (batch, heads, seq, 64) with the
+// first dimension a variable of its own: no prefix product is provable, the
+// suffixes are, so only the first dimension is split (i0 * 3 + i1), with no
+// division; the counts are checked at run time.
+TEST(ManipulationInfer, ReshapeSplitsTheUnprovenLeadingDimensionWithoutDivisions) {
+  EXPECT_EQ(
+      Kernel("x: Tensor[(d, s, 4), f32], y: Tensor[(b, 3), f32]", "reshape(x, shape(b, 3, s, 4))", "reshape"),
+      R"(prim_func @reshape(A: Buffer[(d, s, 4), f32], Out: Buffer[(b, 3, s, 4), f32], b: i64) attrs {op = "reshape", op_pattern = "injective"} {
+  assert d * s * 4 == b * s * 12, "argument 'x' of shape (d, s, 4) has d * s * 4 elements, the result of shape (b, 3, s, 4) has b * s * 12"
+  for i0 in parallel(0, b) {
+    for i1 in range(0, 3) {
+      for i2 in range(0, s) {
+        for i3 in vectorized(0, 4) {
+          Out[i0, i1, i2, i3] = A[i0 * 3 + i1, i2, i3]
+        }
+      }
+    }
+  }
+}
+)");
+  const std::string params = "x: Tensor[(d, s, 2), f32], y: Tensor[(b, 3), f32]";
+  EXPECT_EQ(
+      RunOnce(params, "reshape(x, shape(b, 3, s, 2))", {"6x1x2xf32=0,1,2,3,4,5,6,7,8,9,10,11", "2x3xf32=0,0,0,0,0,0"}),
+      "2x3x1x2xf32=0,1,2,3,4,5,6,7,8,9,10,11");
+  EXPECT_EQ(RunOnce(params, "reshape(x, shape(b, 3, s, 2))", {"4x1x2xf32=0,1,2,3,4,5,6,7", "2x3xf32=0,0,0,0,0,0"}),
+            "error: compiled kernel 'reshape' failed: reshape: argument 'x' of shape (d, s, 2) has d * s * 2 elements, "
+            "the result of shape (b, 3, s, 2) has b * s * 6");
+}
+
 TEST(ManipulationInfer, ReshapeInfersMinusOneSymbolicallyAndCopiesZeros) {
   EXPECT_EQ(Infer("x: Tensor[(b, t, 64), f32]", "reshape(x, shape(b, -1))"), "Tensor[(b, t * 64), f32]");
   EXPECT_EQ(Infer("x: Tensor[(b, t, 64), f32]", "reshape(x, shape(-1, 16))"), "Tensor[(b * t * 4, 16), f32]");
