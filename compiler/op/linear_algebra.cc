@@ -3,18 +3,19 @@
 //
 // matmul and dense share their kernels (docs/ops/linear_algebra.md shows them).
 // The default, GemmKernel, cuts the output into row x column blocks run in
-// parallel; within a block, for each slice of the reduction, a panel of the
-// right operand is packed into a contiguous local buffer (where it stays in
-// L1), the tile's rows of the left operand are copied to a local buffer (so
-// the hot loop reads them at constant offsets), and register tiles of the
-// output are accumulated in a local buffer of
-// constant size whose innermost loop, over contiguous output columns, is
-// vectorized. Edges of symbolic sizes are handled by clamping the rows and
-// columns that are read (the extra results are computed but never stored) and
-// by min(...) extents where results are stored, so the hot loop has constant
-// extents and no branches. With only a few rows, where such a tile would be
-// mostly padding, the kernel branches at run time to RowKernel (matmul) or
-// DotKernel (dense, and matmul by a vector).
+// parallel; within a block, for each slice of the reduction, the block's
+// columns of the right operand are packed into contiguous panels (a constant
+// weight's panels, packed at compile time, are read in place), then each
+// register tile's rows of the left operand are copied to a local buffer (so
+// the hot loop reads them at constant offsets, from L1) and used against every
+// column tile of the block, accumulating in a local buffer of constant size
+// whose innermost loop, over contiguous output columns, is vectorized. Edges of
+// symbolic sizes are handled by clamping the rows and columns that are read
+// (the extra results are computed but never stored) and by min(...) extents
+// where results are stored, so the hot loop has constant extents and no
+// branches. With only a few rows, where such a tile would be mostly padding,
+// the kernel branches at run time to RowKernel (matmul), DotKernel (dense, and
+// matmul by a vector) or PanelRowKernel (packed_matmul).
 #include <algorithm>
 #include <functional>
 #include <string>
