@@ -131,6 +131,11 @@ class GroupFuser {
       buffer_of_[binding.var.get()] = local;
       intermediates_.push_back(local);
     }
+    // The run-time checks name the fused operator, not this group's function:
+    // groups that fuse the same kernels then make identical kernels, emitted
+    // once (BERT's 12 attention transposes were 12 copies of one kernel).
+    fused_op_ = "fused";
+    for (const Binding& binding : bindings) fused_op_ += "_" + MemberOpName(binding);
     for (const Binding& binding : bindings) STRATA_RETURN_IF_ERROR(AddMember(binding));
 
     InlineLightMembers();
@@ -182,6 +187,19 @@ class GroupFuser {
     } finder(buffer);
     finder.VisitStmt(stmt);
     return finder.found;
+  }
+
+  // The operator a member binding's kernel implements (its "op" attribute),
+  // or its callee's name.
+  std::string MemberOpName(const Binding& binding) const {
+    const auto* call = binding.value.as<CallNode>();
+    const auto* callee = call != nullptr && !call->args.empty() ? call->args[0].as<GlobalVarNode>() : nullptr;
+    if (callee == nullptr) return "?";
+    tir::PrimFunc kernel = module_.GetPrimFunc(callee->name);
+    if (kernel == nullptr) return callee->name;
+    auto op_attr = kernel->attrs.find("op");
+    const auto* op_name = op_attr == kernel->attrs.end() ? nullptr : std::get_if<std::string>(&op_attr->second);
+    return op_name ? *op_name : callee->name;
   }
 
   Status AddMember(const Binding& binding) {
@@ -255,10 +273,10 @@ class GroupFuser {
       for (size_t d = 0; d < mine->shape.size(); ++d) {
         PrimExpr expected = analysis::SimplifyDim(substitute(mine->shape[d]));
         if (analysis::ProveDimEqual(expected, fused->shape[d])) continue;
-        checks_.push_back(
-            tir::AssertStmtNode::make(tir::BinaryOpNode::make(tir::PrimExprKind::kEQ, fused->shape[d], expected),
-                                      name_ + ": dimension " + std::to_string(d) + " of " + fused->name + " must be " +
-                                          analysis::DimText(expected) + " (kernel " + callee->name + ")"));
+        checks_.push_back(tir::AssertStmtNode::make(
+            tir::BinaryOpNode::make(tir::PrimExprKind::kEQ, fused->shape[d], expected),
+            fused_op_ + ": dimension " + std::to_string(d) + " of " + fused->name + " must be " +
+                analysis::DimText(expected) + " (kernel " + callee->name + ")"));
       }
     }
 
@@ -340,6 +358,7 @@ class GroupFuser {
 
   const ir::IRModule& module_;
   std::string name_;
+  std::string fused_op_;  // "fused_" and the members' operators
   Function func_;
   op::KernelBuilder builder_;
   std::map<const VarNode*, Buffer> buffer_of_;
