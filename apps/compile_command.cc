@@ -1,7 +1,5 @@
 // strata compile: text IR -> executable file.
-#include <chrono>
 #include <cstdio>
-#include <fstream>
 
 #include "apps/commands.h"
 #include "apps/option_parsing.h"
@@ -145,19 +143,10 @@ int RunCompileCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "strata compile: --dynamic applies to ONNX models (.onnx)\n");
     return 2;
   }
-  // --time-passes also times the import and the file write, as stages.
-  auto stage_start = std::chrono::steady_clock::now();
-  auto end_stage = [&](const char* name) {
-    const auto now = std::chrono::steady_clock::now();
-    if (compile_options.print_pass_timing) {
-      std::fprintf(stderr, "%-24s %9.3f ms\n", name,
-                   std::chrono::duration<double, std::milli>(now - stage_start).count());
-    }
-    stage_start = now;
-  };
+  driver::StageTimer timer(compile_options.print_pass_timing);  // --time-passes
   StatusOr<ir::IRModule> module =
       onnx ? frontend::ImportOnnxFile(input, import_options) : driver::LoadModuleFile(input);
-  end_stage(onnx ? "ImportOnnx" : "Parse");
+  timer.End(onnx ? "ImportOnnx" : "Parse");
   if (!module.ok()) {
     std::fprintf(stderr, "%s\n", module.status().message().c_str());
     return 1;

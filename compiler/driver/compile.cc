@@ -174,24 +174,15 @@ StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options)
   return lowered;
 }
 
-namespace {
-
-// Times the stages after the passes (with print_pass_timing), like the passes.
-class StageTimer {
- public:
-  explicit StageTimer(bool print) : print_(print) {}
-  void End(const char* name) {
-    const auto now = std::chrono::steady_clock::now();
-    if (print_) {
-      std::fprintf(stderr, "%-24s %9.3f ms\n", name, std::chrono::duration<double, std::milli>(now - start_).count());
-    }
-    start_ = now;
+void StageTimer::End(const char* name) {
+  const auto now = std::chrono::steady_clock::now();
+  if (print_) {
+    std::fprintf(stderr, "%-24s %9.3f ms\n", name, std::chrono::duration<double, std::milli>(now - start_).count());
   }
+  start_ = now;
+}
 
- private:
-  bool print_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
+namespace {
 
 // Everything but the writing: the executable as a spec.
 StatusOr<serialization::ExecutableSpec> CompileToSpec(ir::IRModule module, const CompileOptions& options,

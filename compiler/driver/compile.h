@@ -6,6 +6,7 @@
 // Status; --dump-ir support writes the module after each pass that changed it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,19 @@ struct CompileOptions {
 StatusOr<ir::IRModule> LoadModuleFile(const std::string& path);
 
 // Lowers `module` and returns the executable file's bytes.
+// Times the stages around the passes (import, code generation, writing) for
+// --time-passes, printed like the passes' times: End(name) prints the time
+// since construction or the previous End.
+class StageTimer {
+ public:
+  explicit StageTimer(bool print) : print_(print) {}
+  void End(const char* name);
+
+ private:
+  bool print_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 StatusOr<std::vector<uint8_t>> Compile(ir::IRModule module, const CompileOptions& options);
 
 // Compile, written to `path` straight from the flatbuffer builder (no second

@@ -154,13 +154,10 @@ class GroupFuser {
 
     // Attributes name what was fused, not where (identical groups share a kernel).
     FusedKernel fused;
-    std::string ops, op = "fused";
-    for (const Member& m : members_) {
-      ops += (ops.empty() ? "" : ",") + m.op_name;
-      op += "_" + m.op_name;
-    }
+    std::string ops;
+    for (const Member& m : members_) ops += (ops.empty() ? "" : ",") + m.op_name;
     fused.kernel = builder_.Finish(tir::SeqStmtNode::make(std::move(stmts)),
-                                   {{"op", op}, {"fused_ops", ops}, {"op_pattern", std::string("opaque")}});
+                                   {{"op", fused_op_}, {"fused_ops", ops}, {"op_pattern", std::string("opaque")}});
     fused.tir_vars = builder_.tir_var_args();
     return fused;
   }
@@ -285,9 +282,7 @@ class GroupFuser {
     Instantiator instantiate(vars, buffer_map);
     Stmt instance = instantiate.MutateStmt(kernel->body);
     Member member;
-    auto op_attr = kernel->attrs.find("op");
-    const auto* op_name = op_attr == kernel->attrs.end() ? nullptr : std::get_if<std::string>(&op_attr->second);
-    member.op_name = op_name ? *op_name : callee->name;
+    member.op_name = MemberOpName(binding);
     member.pattern = KernelPattern(kernel).value_or(op::OpPattern::kOpaque);
     member.out = buffer_of_.at(binding.var.get());
     SplitLeadingChecks(instance, &checks_, &member.body);
