@@ -20,7 +20,6 @@ std::string WorkText(const Stmt& loop) {
 
 TEST(ParallelWork, CountsInnermostIterations) {
   Var n("n"), m("m"), i("i"), j("j"), k("k");
-  // Stores to a buffer of the loop's own (registers, a tile) are plain work.
   Buffer tile = tir::MakeBuffer("T", DataType::F32(), {m});
   Stmt store = Store(tile, {j}, tir::FloatImm(DataType::F32(), 0));
   EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel,
@@ -46,13 +45,13 @@ TEST(ParallelWork, ATranscendentalCallCountsAsManyStatements) {
             "n * " + std::to_string(16 * (1 + 2 * kTranscendentalCost)));
 }
 
-TEST(ParallelWork, ChargesBytesStoredToSharedMemoryUpToACachesWorth) {
+TEST(ParallelWork, StoresToSharedMemoryCountAsPlainWork) {
+  // Output stores are not charged extra: a depthwise convolution writing 200
+  // KiB ran serially under such a charge and MobileNetV3 was 14% slower.
   Var n("n"), m("m"), i("i"), j("j");
   Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n, m});
   Stmt store = Store(y, {i, j}, tir::FloatImm(DataType::F32(), 0));
-  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel, For(j, 0, m, ForKind::kVectorized, store))),
-            "m * n - min(" + std::to_string(kSharedStoreBytesCharged) + ", m * n * 4) * " +
-                std::to_string(kSharedStoreByteCost));
+  EXPECT_EQ(WorkText(For(i, 0, n, ForKind::kParallel, For(j, 0, m, ForKind::kVectorized, store))), "m * n");
 }
 
 TEST(ParallelWork, SmallLoopsCallTheChunkDirectly) {

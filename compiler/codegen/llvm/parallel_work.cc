@@ -1,9 +1,7 @@
 // Work estimate of a parallel loop (see parallel_work.h).
 #include "compiler/codegen/llvm/parallel_work.h"
 
-#include <algorithm>
 #include <map>
-#include <vector>
 
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/ir/tir_visitor.h"
@@ -44,13 +42,8 @@ int64_t TranscendentalWork(const tir::PrimExpr& e) {
 
 class WorkEstimator {
  public:
-  // What a leaf statement counts: one (statements), or the bytes it stores to a
-  // buffer allocated outside the loop (shared stores).
-  enum class Count { kStatements, kSharedStoreBytes };
-  explicit WorkEstimator(Count count) : count_(count) {}
-
-  // Innermost statement executions of `s` (or their shared store bytes), with
-  // the variables bound inside the parallel loop replaced by their first values.
+  // Innermost statement executions of `s`, with the variables bound inside
+  // the parallel loop replaced by their first values.
   std::optional<PrimExpr> Work(const tir::Stmt& s) {
     switch (s->kind) {
       case tir::StmtKind::kFor: {
@@ -81,24 +74,13 @@ class WorkEstimator {
         const auto* op = s.as<tir::LetStmtNode>();
         bindings_[op->var.get()] = Substituted(op->value);
         std::optional<PrimExpr> body = Work(op->body);
-        if (!body || count_ != Count::kStatements) return body;
+        if (!body) return body;
         const int64_t value_work = TranscendentalWork(op->value);
         return value_work == 0 ? *body : *body + value_work;
       }
-      case tir::StmtKind::kAllocate: {
-        const auto* op = s.as<tir::AllocateNode>();
-        local_.push_back(op->buffer.get());
-        std::optional<PrimExpr> body = Work(op->body);
-        local_.pop_back();
-        return body;
-      }
-      case tir::StmtKind::kBufferStore: {
-        if (count_ == Count::kStatements) return PrimExpr(1 + TranscendentalWork(s.as<tir::BufferStoreNode>()->value));
-        const tir::BufferNode* buffer = s.as<tir::BufferStoreNode>()->buffer.get();
-        const bool shared = std::find(local_.begin(), local_.end(), buffer) == local_.end();
-        return PrimExpr(shared ? buffer->dtype.bytes() : 0);
-      }
-      default: return PrimExpr(count_ == Count::kStatements ? 1 : 0);
+      case tir::StmtKind::kAllocate: return Work(s.as<tir::AllocateNode>()->body);
+      case tir::StmtKind::kBufferStore: return PrimExpr(1 + TranscendentalWork(s.as<tir::BufferStoreNode>()->value));
+      default: return PrimExpr(1);
     }
   }
 
@@ -112,27 +94,18 @@ class WorkEstimator {
     });
   }
 
-  Count count_;
-  std::vector<const tir::BufferNode*> local_;  // allocated inside the loop
   std::map<const tir::VarNode*, PrimExpr> bindings_;
 };
 
 }  // namespace
 
 std::optional<PrimExpr> ParallelLoopWork(const tir::ForNode& loop) {
-  PrimExpr estimate = 0;
-  for (WorkEstimator::Count count : {WorkEstimator::Count::kStatements, WorkEstimator::Count::kSharedStoreBytes}) {
-    WorkEstimator estimator(count);
-    estimator.Bind(loop.loop_var.get(), loop.min);
-    std::optional<PrimExpr> body = estimator.Work(loop.body);
-    if (!body) return std::nullopt;
-    PrimExpr total = loop.extent * *body;
-    estimate = count == WorkEstimator::Count::kStatements
-                   ? total
-                   : estimate - tir::Min(total, PrimExpr(kSharedStoreBytesCharged)) * kSharedStoreByteCost;
-  }
+  WorkEstimator estimator;
+  estimator.Bind(loop.loop_var.get(), loop.min);
+  std::optional<PrimExpr> body = estimator.Work(loop.body);
+  if (!body) return std::nullopt;
   // Integer estimates only: a float or bool extent cannot appear in a loop.
-  return arith::Simplify(estimate);
+  return arith::Simplify(loop.extent * *body);
 }
 
 }  // namespace strata::codegen
