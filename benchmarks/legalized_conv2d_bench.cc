@@ -159,7 +159,7 @@ struct NchwcBlocks {
     if (s.groups == 1) {
       ib = transform::NchwcBlock(s.c, 16) >= 4 ? transform::NchwcBlock(s.c, 16) : 1;
       plain_input = ib == 1;
-      lanes = transform::NchwcLanes(s.o, ob, 32);
+      lanes = transform::NchwcLanes(s.o, ob, transform::NchwcOptions{16, 32});
     } else {
       ib = ob, lanes = ob, plain_input = false;
     }

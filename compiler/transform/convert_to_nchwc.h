@@ -24,8 +24,9 @@
 // convolution whose output block would be below 4 stays plain. A convolution
 // reading a plain input whose channels do not block (an RGB image) reads it in
 // place as block 1. The weight's lanes L are the output block times the
-// largest divisor of the output blocks keeping L <= max_lanes: the register
-// tile's width.
+// largest divisor of the output blocks keeping L <= max_lanes and L a whole
+// number of vectors, else the one that fills its vectors best (NchwcLanes):
+// the register tile's width.
 //
 // Depthwise convolutions (groups = C = O) are converted too; other grouped
 // convolutions, convolutions with non-constant weights or symbolic channels,
@@ -50,8 +51,13 @@ struct NchwcOptions {
 
 // The block of a tensor with `channels` channels (1 when none is >= 2).
 int64_t NchwcBlock(int64_t channels, int64_t max_block);
-// The weight lanes of a convolution with `out_channels` outputs in blocks of `out_block`.
-int64_t NchwcLanes(int64_t out_channels, int64_t out_block, int64_t max_lanes);
+// Registers a register tile may take when no whole-vector tile divides the outputs.
+inline constexpr int64_t kMaxPartialTileVectors = 5;
+// The weight lanes of a convolution with `out_channels` outputs in blocks of
+// `out_block`: the largest multiple of the vector (max_block) up to
+// max_lanes that divides them, else the lanes that fill their registers best
+// (72 -> 72: 4.5 of 5 vectors; 24 -> 24).
+int64_t NchwcLanes(int64_t out_channels, int64_t out_block, const NchwcOptions& options);
 
 // `except`: operators to leave alone (an operator a LegalizeOptions override
 // lowers, so conv2d with an override keeps its calls).

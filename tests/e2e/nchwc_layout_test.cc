@@ -6,7 +6,10 @@
 // builds must agree. The network has a 3-channel stem read in place, blocks of
 // 8 with 24-lane weights (three output blocks per register tile), a strided
 // depthwise layer, a 1x1 layer, a per-channel constant multiply, hard_swish,
-// max pooling, two 3x3 layers concatenated over the channels, a residual add,
+// max pooling, a 1x1 expansion to 72 channels (72-lane weights: four and a
+// half vectors per register tile) and its projection back (72 input channels
+// in blocks of 8) added to its input, two 3x3 layers concatenated over the
+// channels, a residual add,
 // an intermediate result returned (needed plain mid-network) and a global mean
 // followed by a reshape (needed plain at the end).
 #include <algorithm>
@@ -20,6 +23,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/ir/parser.h"
+#include "compiler/transform/convert_to_nchwc.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "vm/virtual_machine.h"
 
@@ -75,10 +79,18 @@ std::string Network() {
          ")\n"
          "    hs = hard_swish(scaled)\n"
          "    pool = max_pool2d(hs, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])\n"
-         "    left = conv2d(pool, " +
+         "    expand = conv2d(pool, " +
+         Const({72, 16, 1, 1}, 9) +
+         ")\n"
+         "    expanded = relu(expand)\n"
+         "    project = conv2d(expanded, " +
+         Const({16, 72, 1, 1}, 10, 0.1f) +
+         ")\n"
+         "    mixed = add(pool, project)\n"
+         "    left = conv2d(mixed, " +
          Const({32, 16, 3, 3}, 6) +
          ", padding=[1, 1])\n"
-         "    right = conv2d(pool, " +
+         "    right = conv2d(mixed, " +
          Const({32, 16, 3, 3}, 7) +
          ", padding=[1, 1])\n"
          "    both = concat((left, right), axis=1)\n"
@@ -115,6 +127,20 @@ vm::Value Image(int64_t n, int64_t h, int64_t w, uint32_t seed) {
   std::vector<float> values = Values(n * 3 * h * w, seed, 1.0f);
   std::copy(values.begin(), values.end(), static_cast<float*>((*t)->data()));
   return vm::Value::FromTensor(*t);
+}
+
+TEST(NchwcLayout, WeightLanesFillWholeVectorsElseTheFullestRegisters) {
+  const transform::NchwcOptions avx512{16, 32}, avx2{8, 16};
+  // Whole vectors up to max_lanes.
+  EXPECT_EQ(transform::NchwcLanes(64, 16, avx512), 32);
+  EXPECT_EQ(transform::NchwcLanes(48, 16, avx512), 16);
+  EXPECT_EQ(transform::NchwcLanes(72, 8, avx2), 8);
+  // No whole-vector tile divides 72 or 24 in blocks of 8: the fullest registers.
+  EXPECT_EQ(transform::NchwcLanes(72, 8, avx512), 72);   // 4.5 of 5
+  EXPECT_EQ(transform::NchwcLanes(24, 8, avx512), 24);   // 1.5 of 2
+  EXPECT_EQ(transform::NchwcLanes(120, 8, avx512), 40);  // 2.5 of 3; 120 is too many registers
+  EXPECT_EQ(transform::NchwcLanes(88, 8, avx512), 8);    // 11 blocks: 8 or 88
+  EXPECT_EQ(transform::NchwcLanes(12, 4, avx512), 12);
 }
 
 TEST(NchwcLayout, AgreesWithTheNchwKernelsAtOddAndSymbolicSizes) {
