@@ -130,12 +130,25 @@ tir::Stmt KernelBuilder::Elementwise(const std::vector<PrimExpr>& shape,
     vars.push_back(LoopVar("i" + std::to_string(d)));
     index.push_back(vars.back());
   }
+  // The leading dimensions share one parallel loop, split back into indices:
+  // all but the last up to rank 3 ((1, 128, 768) runs 128 rows in parallel
+  // rather than one image), all but the last two beyond (the division per
+  // iteration is paid once per row of (n, c, h, w) or (n, c/16, h, w, 16)).
+  const size_t fused = rank == 2 ? 1 : rank == 3 ? 2 : rank - 2;
   tir::Stmt nest = body(index);
-  for (size_t d = rank; d-- > 0;) {
-    ForKind kind = d == rank - 1 ? ForKind::kVectorized : d == 0 ? ForKind::kParallel : ForKind::kSerial;
-    nest = ForNode::make(vars[d], 0, shape[d], kind, nest);
+  for (size_t d = rank; d-- > fused;) {
+    nest = ForNode::make(vars[d], 0, shape[d], d == rank - 1 ? ForKind::kVectorized : ForKind::kSerial, nest);
   }
-  return nest;
+  if (fused == 1) return ForNode::make(vars[0], 0, shape[0], ForKind::kParallel, nest);
+  tir::Var flat = LoopVar("i_fused");
+  PrimExpr stride = 1;
+  for (size_t d = fused; d-- > 0;) {
+    PrimExpr value = d + 1 == fused ? PrimExpr(flat) : tir::FloorDiv(flat, stride);
+    if (d > 0) value = tir::FloorMod(value, shape[d]);
+    nest = tir::LetStmtNode::make(vars[d], arith::Simplify(value), nest);
+    stride = arith::Simplify(stride * shape[d]);
+  }
+  return ForNode::make(flat, 0, stride, ForKind::kParallel, nest);
 }
 
 std::vector<PrimExpr> BroadcastIndex(const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,

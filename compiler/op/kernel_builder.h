@@ -48,8 +48,10 @@ class KernelBuilder {
   // A fresh loop variable.
   tir::Var LoopVar(const std::string& name) { return tir::Var(name); }
 
-  // Baseline schedule: out[idx] = value(idx) over `shape`, outermost loop parallel
-  // (a rank-1 loop is split into parallel chunks), innermost vectorized.
+  // Baseline schedule: out[idx] = value(idx) over `shape`, innermost vectorized.
+  // Parallel: a rank-1 loop in chunks, the first dimension of rank 2, the first
+  // two of rank 3 and all but the last two beyond, flattened into one loop
+  // whose indices are let-bound (MatchElementwiseNest reads such nests).
   tir::Stmt Elementwise(const std::vector<PrimExpr>& shape,
                         const std::function<tir::Stmt(const std::vector<PrimExpr>& index)>& body);
 

@@ -34,16 +34,17 @@ std::string RunOnce(const std::string& params, const std::string& call, const st
 TEST(ManipulationInfer, ReshapeOfBT64ToBT4x16IsProvenForEveryBAndT) {
   EXPECT_EQ(Infer("x: Tensor[(b, t, 64), f32]", "reshape(x, shape(b, t, 4, 16))"), "Tensor[(b, t, 4, 16), f32]");
   // Proven: the kernel is a plain copy with no element-count check, and indexes
-  // the input without divisions.
+  // the input without divisions per element (the parallel loop over b * t is
+  // split back once per 64 elements).
   EXPECT_EQ(
       Kernel("x: Tensor[(b, t, 64), f32]", "reshape(x, shape(b, t, 4, 16))", "reshape"),
       R"(prim_func @reshape(A: Buffer[(b, t, 64), f32], Out: Buffer[(b, t, 4, 16), f32]) attrs {op = "reshape", op_pattern = "injective"} {
-  for i0 in parallel(0, b) {
-    for i1 in range(0, t) {
-      for i2 in range(0, 4) {
-        for i3 in vectorized(0, 16) {
-          Out[i0, i1, i2, i3] = A[i0, i1, i2 * 16 + i3]
-        }
+  for i_fused in parallel(0, b * t) {
+    let i0: i64 = i_fused // t
+    let i1: i64 = i_fused % t
+    for i2 in range(0, 4) {
+      for i3 in vectorized(0, 16) {
+        Out[i0, i1, i2, i3] = A[i0, i1, i2 * 16 + i3]
       }
     }
   }
@@ -54,18 +55,18 @@ TEST(ManipulationInfer, ReshapeOfBT64ToBT4x16IsProvenForEveryBAndT) {
 // Attention's (batch * heads, seq, 64) -> (batch, heads, seq, 64) with the
 // first dimension a variable of its own: no prefix product is provable, the
 // suffixes are, so only the first dimension is split (i0 * 3 + i1), with no
-// division; the counts are checked at run time.
+// division per element; the counts are checked at run time.
 TEST(ManipulationInfer, ReshapeSplitsTheUnprovenLeadingDimensionWithoutDivisions) {
   EXPECT_EQ(
       Kernel("x: Tensor[(d, s, 4), f32], y: Tensor[(b, 3), f32]", "reshape(x, shape(b, 3, s, 4))", "reshape"),
       R"(prim_func @reshape(A: Buffer[(d, s, 4), f32], Out: Buffer[(b, 3, s, 4), f32], b: i64) attrs {op = "reshape", op_pattern = "injective"} {
   assert d * s * 4 == b * s * 12, "argument 'x' of shape (d, s, 4) has d * s * 4 elements, the result of shape (b, 3, s, 4) has b * s * 12"
-  for i0 in parallel(0, b) {
-    for i1 in range(0, 3) {
-      for i2 in range(0, s) {
-        for i3 in vectorized(0, 4) {
-          Out[i0, i1, i2, i3] = A[i0 * 3 + i1, i2, i3]
-        }
+  for i_fused in parallel(0, b * 3) {
+    let i0: i64 = i_fused // 3
+    let i1: i64 = i_fused % 3
+    for i2 in range(0, s) {
+      for i3 in vectorized(0, 4) {
+        Out[i0, i1, i2, i3] = A[i0 * 3 + i1, i2, i3]
       }
     }
   }
