@@ -264,6 +264,21 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
   auto missing = frontend::ImportOnnxFile("/nonexistent/model.onnx");
   EXPECT_EQ(missing.status().message(), "cannot open '/nonexistent/model.onnx'");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  // The file is mapped, not streamed: a directory and an empty file are refused
+  // by name, and a file that parses imports as the same bytes would.
+  const std::string dir = ::testing::TempDir();
+  auto directory = frontend::ImportOnnxFile(dir);
+  EXPECT_EQ(directory.status().message(), "cannot read '" + dir + "': not a regular file");
+  const std::string empty_path = dir + "/strata_empty.onnx", relu_path = dir + "/strata_relu.onnx";
+  { std::ofstream(empty_path, std::ios::binary); }
+  auto empty = frontend::ImportOnnxFile(empty_path);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find(empty_path + ": "), std::string::npos) << empty.status().message();
+  std::ofstream(relu_path, std::ios::binary) << OneNodeModel("Relu", 17);
+  auto from_file = frontend::ImportOnnxFile(relu_path);
+  auto from_bytes = frontend::ImportOnnxBytes(OneNodeModel("Relu", 17), relu_path);
+  ASSERT_TRUE(from_file.ok() && from_bytes.ok()) << from_file.status().message();
+  EXPECT_EQ(ir::PrintModule(*from_file), ir::PrintModule(*from_bytes));
 }
 
 TEST(OnnxImport, ASliceBoundComputedFromTensorDataIsRefusedByName) {
