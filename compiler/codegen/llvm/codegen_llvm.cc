@@ -23,6 +23,7 @@
 #include "compiler/codegen/llvm/host_target.h"
 #include "compiler/codegen/llvm/kernel_entry.h"
 #include "compiler/codegen/llvm/kernel_module.h"
+#include "compiler/codegen/llvm/part_balance.h"
 #include "compiler/codegen/llvm/system_linker.h"
 #include "compiler/codegen/llvm/vm_entry.h"
 
@@ -151,13 +152,14 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
     result.symbols.emplace(name, symbol);
   }
 
-  // The programs are dealt round-robin to one module per thread (LLVM's
-  // optimization and code generation dominate compile time and are serial
-  // within a module); the objects link into one shared object.
+  // The programs are dealt to one module per thread, balanced by their size
+  // (LLVM's optimization and code generation dominate compile time and are
+  // serial within a module); the objects link into one shared object.
   size_t parts = options.threads > 0 ? static_cast<size_t>(options.threads) : std::thread::hardware_concurrency();
   parts = std::clamp<size_t>(parts, 1, std::max<size_t>(1, funcs.size()));
-  std::vector<std::vector<size_t>> indices(parts);
-  for (size_t i = 0; i < funcs.size(); ++i) indices[i % parts].push_back(i);
+  std::vector<int64_t> sizes;
+  for (const auto& [name, func] : funcs) sizes.push_back(EstimatedCodeSize(func->body));
+  const std::vector<std::vector<size_t>> indices = BalanceParts(sizes, parts);
   std::vector<PartResult> results(parts);
   std::vector<std::thread> threads;
   for (size_t p = 1; p < parts; ++p) {
