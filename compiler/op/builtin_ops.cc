@@ -24,7 +24,7 @@ const std::vector<FamilyPatterns>& Families() {
       // One-input ops are elementwise, the others broadcast (their inputs
       // follow numpy broadcasting).
       {&ElementwiseOps, P::kBroadcast, {}},
-      {&LinearAlgebraOps, P::kOutputFusable, {{"bias_add", P::kBroadcast}}},
+      {&LinearAlgebraOps, P::kOutputFusable, {{"bias_add", P::kBroadcast}, {"take_panel_columns", P::kInjective}}},
       {&NeuralNetworkOps,
        P::kOutputFusable,
        {{"global_avg_pool2d", P::kReduction},

@@ -184,4 +184,32 @@ void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims,
   }
 }
 
+PrimExpr IndexAsI64(const tir::Buffer& indices, const std::vector<PrimExpr>& at) {
+  PrimExpr v = tir::BufferLoadNode::make(indices, at);
+  return v.dtype() == DataType::I64() ? v : tir::CastNode::make(DataType::I64(), v);
+}
+
+tir::Stmt CheckIndicesInRange(KernelBuilder& b, const tir::Buffer& indices, const PrimExpr& extent,
+                              const std::string& range_of) {
+  using tir::BinaryOpNode;
+  using tir::PrimExprKind;
+  std::vector<tir::Var> vars;
+  std::vector<PrimExpr> at;
+  for (size_t d = 0; d < indices->shape.size(); ++d) {
+    vars.push_back(b.LoopVar("j" + std::to_string(d)));
+    at.push_back(vars.back());
+  }
+  const PrimExpr v = IndexAsI64(indices, at);
+  const std::string e = analysis::DimText(extent);
+  tir::Stmt check = tir::AssertStmtNode::make(
+      BinaryOpNode::make(PrimExprKind::kAnd, BinaryOpNode::make(PrimExprKind::kLE, -extent, v),
+                         BinaryOpNode::make(PrimExprKind::kLT, v, extent)),
+      "argument 'indices' holds an index out of range for " + range_of + "; indices must lie in [-" + e + ", " + e +
+          ")");
+  for (size_t d = vars.size(); d-- > 0;) {
+    check = tir::ForNode::make(vars[d], 0, indices->shape[d], tir::ForKind::kSerial, check);
+  }
+  return check;
+}
+
 }  // namespace strata::op

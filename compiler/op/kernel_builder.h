@@ -89,4 +89,13 @@ std::vector<PrimExpr> BroadcastIndex(const std::vector<PrimExpr>& dims, const st
 void BroadcastChecks(const std::string& what, const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out_dims,
                      std::vector<tir::Stmt>* checks);
 
+// Index `at` of an integer `indices` buffer, as i64.
+PrimExpr IndexAsI64(const tir::Buffer& indices, const std::vector<PrimExpr>& at);
+// A loop nest of its own over `indices` asserting that each lies in [-extent,
+// extent), so that a gather after it stays free of branches: "argument
+// 'indices' holds an index out of range for <range_of>; indices must lie in
+// [-extent, extent)".
+tir::Stmt CheckIndicesInRange(KernelBuilder& b, const tir::Buffer& indices, const PrimExpr& extent,
+                              const std::string& range_of);
+
 }  // namespace strata::op

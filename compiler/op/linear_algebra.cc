@@ -23,6 +23,7 @@
 
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
+#include "compiler/ir/printer.h"
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/gemm_panels.h"
 #include "compiler/op/kernel_builder.h"
@@ -170,6 +171,36 @@ StatusOr<StructInfo> InferPackedMatmul(const OpCall& call) {
   std::vector<PrimExpr> out(a.begin(), a.end() - 1);
   out.push_back(PrimExpr(n));
   return TensorStructInfoNode::make(std::move(out), dtype);
+}
+
+// take_panel_columns(panels, indices, n): the columns `indices` of B (K x n,
+// packed as for packed_matmul), each as a row of K values: take(E, indices,
+// axis=0) for the table E = B^T. PackWeights emits it for a tied embedding, a
+// table whose transpose is also a packed GEMM weight (GPT-2's token embedding
+// and LM head), so the executable holds the table once, as panels.
+StatusOr<StructInfo> InferTakePanelColumns(const OpCall& call) {
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* p, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* indices, TensorArg(call, 1));
+  if (!indices->dtype.is_void() && !indices->dtype.is_integral()) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 1) << " must be an integer tensor";
+  }
+  STRATA_RETURN_IF_ERROR(CheckRank(call, 0, p, 3, "(column panels, rows, panel width)"));
+  const int64_t n = call.IntAttr("n");
+  if (n < 0) return ErrorStatus() << call.name() << ": attribute 'n' must be >= 0, got " << n;
+  if (p->shape) {
+    const std::optional<int64_t> count = arith::AsConstant((*p->shape)[0]);
+    const std::optional<int64_t> width = arith::AsConstant((*p->shape)[2]);
+    if ((width && *width != kGemmPanelWidth) || (count && *count != (n + kGemmPanelWidth - 1) / kGemmPanelWidth)) {
+      return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must be ceil(n / " << kGemmPanelWidth
+                           << ") panels " << kGemmPanelWidth << " columns wide for n = " << n << ", got "
+                           << ir::PrintShape(*p->shape);
+    }
+  }
+  if (indices->ndim < 0) return TensorStructInfoNode::make_ndim(-1, p->dtype);
+  if (!indices->shape || !p->shape) return TensorStructInfoNode::make_ndim(indices->ndim + 1, p->dtype);
+  std::vector<PrimExpr> dims = *indices->shape;
+  dims.push_back((*p->shape)[1]);
+  return TensorStructInfoNode::make(std::move(dims), p->dtype);
 }
 
 StatusOr<StructInfo> InferBiasAdd(const OpCall& call) {
@@ -609,6 +640,22 @@ StatusOr<Stmt> LegalizePackedMatmul(const OpCall& call, KernelBuilder& b) {
   return tir::SeqStmtNode::make(std::move(stmts));
 }
 
+StatusOr<Stmt> LegalizeTakePanelColumns(const OpCall& call, KernelBuilder& b) {
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer panels, b.Input(call.arg(0), "Panels", "panels"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer indices, b.Input(call.arg(1), "I", "indices"));
+  STRATA_ASSIGN_OR_RETURN(tir::Buffer out, b.Output(call.call().struct_info, "Out"));
+  const PrimExpr n(call.IntAttr("n"));
+  Stmt check = CheckIndicesInRange(b, indices, n, "axis 0 of the table (extent " + DimText(n) + ")");
+  const size_t rank = indices->shape.size();
+  Stmt gather = b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
+    PrimExpr i = IndexAsI64(indices, std::vector<PrimExpr>(index.begin(), index.begin() + static_cast<long>(rank)));
+    i = tir::SelectNode::make(tir::BinaryOpNode::make(PrimExprKind::kLT, i, 0), i + n, i);
+    return Store(out, index,
+                 Load(panels, {tir::FloorDiv(i, kGemmPanelWidth), index[rank], tir::FloorMod(i, kGemmPanelWidth)}));
+  });
+  return tir::SeqStmtNode::make({check, gather});
+}
+
 StatusOr<Stmt> LegalizeBiasAdd(const OpCall& call, KernelBuilder& b) {
   STRATA_ASSIGN_OR_RETURN(tir::Buffer x, b.Input(call.arg(0), "X", "x"));
   STRATA_ASSIGN_OR_RETURN(tir::Buffer bias, b.Input(call.arg(1), "Bias", "bias"));
@@ -635,6 +682,12 @@ std::vector<OpDef> LinearAlgebraOps() {
             {AttrDef{"n", AttrKind::kInt, std::nullopt}},
             InferPackedMatmul,
             LegalizePackedMatmul},
+      OpDef{"take_panel_columns",
+            {"panels", "indices"},
+            0,
+            {AttrDef{"n", AttrKind::kInt, std::nullopt}},
+            InferTakePanelColumns,
+            LegalizeTakePanelColumns},
       OpDef{"bias_add",
             {"x", "bias"},
             0,

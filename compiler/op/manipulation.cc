@@ -784,32 +784,16 @@ StatusOr<tir::Stmt> TakeKernel(const OpCall& call, KernelBuilder& b) {
                             NormalizeAxis(call, "axis", call.IntAttr("axis"), static_cast<int64_t>(in->shape.size())));
   }
   const PrimExpr extent = flat ? Product(in->shape) : in->shape[axis];
-  auto index_value = [&](const std::vector<PrimExpr>& at) {
-    PrimExpr v = Load(indices, at);
-    return v.dtype() == DataType::I64() ? v : tir::CastNode::make(DataType::I64(), v);
-  };
   // Every index is checked before any is used, in a loop of its own, so the
   // gather below stays free of branches.
-  std::vector<tir::Var> vars;
-  std::vector<PrimExpr> at;
-  for (size_t d = 0; d < indices->shape.size(); ++d) {
-    vars.push_back(b.LoopVar("j" + std::to_string(d)));
-    at.push_back(vars.back());
-  }
-  const PrimExpr v = index_value(at);
-  tir::Stmt check = tir::AssertStmtNode::make(
-      Bin(PrimExprKind::kAnd, Bin(PrimExprKind::kLE, -extent, v), Bin(PrimExprKind::kLT, v, extent)),
-      "argument 'indices' holds an index out of range for " +
-          (flat ? "x flattened to " + DimText(extent) + " elements"
-                : "axis " + std::to_string(axis) + " of x (extent " + DimText(extent) + ")") +
-          "; indices must lie in [-" + DimText(extent) + ", " + DimText(extent) + ")");
-  for (size_t d = vars.size(); d-- > 0;) {
-    check = tir::ForNode::make(vars[d], 0, indices->shape[d], tir::ForKind::kSerial, check);
-  }
+  tir::Stmt check =
+      CheckIndicesInRange(b, indices, extent,
+                          flat ? "x flattened to " + DimText(extent) + " elements"
+                               : "axis " + std::to_string(axis) + " of x (extent " + DimText(extent) + ")");
   const size_t index_rank = indices->shape.size();
   tir::Stmt gather = CopyNest(b, out->shape, [&](const std::vector<PrimExpr>& index) {
     const size_t first = flat ? 0 : axis;
-    PrimExpr i = index_value(std::vector<PrimExpr>(index.begin() + first, index.begin() + first + index_rank));
+    PrimExpr i = IndexAsI64(indices, std::vector<PrimExpr>(index.begin() + first, index.begin() + first + index_rank));
     i = tir::SelectNode::make(Bin(PrimExprKind::kLT, i, 0), i + extent, i);
     std::vector<PrimExpr> in_index;
     if (flat) {

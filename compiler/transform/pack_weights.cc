@@ -7,7 +7,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "compiler/op/gemm_panels.h"
@@ -62,15 +64,96 @@ const TensorStructInfoNode* F32Tensor(const Expr& e) {
   return t != nullptr && t->dtype == DataType::F32() && t->ndim >= 0 ? t : nullptr;
 }
 
+// A GEMM weight, as packed: the matrix and whether it is dense's (N x K).
+struct Weight {
+  const HostTensor* w = nullptr;
+  bool transposed = false;
+  bool operator<(const Weight& o) const { return std::tie(w, transposed) < std::tie(o.w, o.transposed); }
+};
+
+const CallNode* OpCall(const Expr& e, const char* name) {
+  const auto* call = e.as<CallNode>();
+  const auto* op = call ? call->op.as<OpNode>() : nullptr;
+  return op != nullptr && op->name == name ? call : nullptr;
+}
+
+// Whether `table` (N x K) holds the columns of the weight's B (K x N): the
+// same tensor or bytes as a dense weight, or the transpose of a matmul's.
+bool TableIsColumnsOf(const HostTensor& table, const Weight& weight) {
+  const HostTensor& w = *weight.w;
+  if (weight.transposed) return &table == &w || (table.shape == w.shape && table.bytes == w.bytes);
+  if (table.shape.size() != 2 || table.shape[0] != w.shape[1] || table.shape[1] != w.shape[0]) return false;
+  const int64_t n_dim = w.shape[1], k_dim = w.shape[0];
+  const auto* t = reinterpret_cast<const float*>(table.bytes.data());
+  const auto* b = reinterpret_cast<const float*>(w.bytes.data());
+  for (int64_t n = 0; n < n_dim; ++n) {
+    for (int64_t k = 0; k < k_dim; ++k) {
+      if (std::memcmp(&t[n * k_dim + k], &b[k * n_dim + n], sizeof(float)) != 0) return false;
+    }
+  }
+  return true;
+}
+
+// Tied embeddings: tables of take(table, indices, axis=0) in the function's
+// top-level bindings that are also, or transposed, a packed GEMM weight of it
+// (GPT-2's token embedding and LM head). Such a take reads the packed panels
+// instead, so the table is not stored twice.
+std::map<const HostTensor*, Weight> TiedTables(const Function& func, const std::set<std::string>& except) {
+  std::map<const VarNode*, const HostTensor*> constants;
+  std::vector<const HostTensor*> tables;
+  std::vector<Weight> weights;
+  const auto* body = func->body.as<SeqExprNode>();
+  if (body == nullptr) return {};
+  for (const BindingBlock& block : body->blocks) {
+    for (const Binding& binding : block.bindings) {
+      if (const auto* c = binding.value.as<ConstantNode>()) constants[binding.var.get()] = c->data.get();
+      if (const CallNode* take = OpCall(binding.value, "take")) {
+        const auto axis = take->attrs.find("axis");
+        const HostTensor* t = take->args.size() == 2 ? ConstantMatrix(take->args[0], constants) : nullptr;
+        const int64_t* a = axis != take->attrs.end() ? std::get_if<int64_t>(&axis->second) : nullptr;
+        if (t != nullptr && a != nullptr && (*a == 0 || *a == -2)) tables.push_back(t);
+      }
+      for (const char* name : {"matmul", "dense"}) {
+        const CallNode* call = except.count(name) ? nullptr : OpCall(binding.value, name);
+        const HostTensor* w =
+            call != nullptr && call->args.size() >= 2 ? ConstantMatrix(call->args[1], constants) : nullptr;
+        if (w != nullptr) weights.push_back({w, std::string(name) == "dense"});
+      }
+    }
+  }
+  std::map<const HostTensor*, Weight> tied;
+  for (const HostTensor* t : tables) {
+    for (const Weight& weight : weights) {
+      if (!tied.count(t) && TableIsColumnsOf(*t, weight)) tied[t] = weight;
+    }
+  }
+  return tied;
+}
+
 class WeightPacker : public Normalizer {
  public:
-  WeightPacker(const ir::IRModule* module, const std::set<std::string>& except) : Normalizer(module), except_(except) {}
+  WeightPacker(const ir::IRModule* module, const std::set<std::string>& except,
+               std::map<const HostTensor*, Weight> tied)
+      : Normalizer(module), except_(except), tied_(std::move(tied)) {}
   bool changed() const { return changed_; }
 
  protected:
   void RewriteBinding(const Binding& binding) override {
     if (binding.kind == BindingKind::kVarBinding) {
       if (const auto* c = binding.value.as<ConstantNode>()) constants_[binding.var.get()] = c->data.get();
+    }
+    if (const CallNode* take = OpCall(binding.value, "take")) {
+      const HostTensor* t = take->args.size() == 2 ? ConstantMatrix(take->args[0], constants_) : nullptr;
+      auto tied = t != nullptr ? tied_.find(t) : tied_.end();
+      if (tied != tied_.end()) {
+        Expr indices = MutateExpr(take->args[1]);
+        if (failed()) return;
+        changed_ = true;
+        EmitBinding(binding,
+                    Annotate(CallNode::make(OpNode::Get("take_panel_columns"),
+                                            {Panels(tied->second), std::move(indices)}, {{"n", t->shape[0]}})));
+        return;
+      }
     }
     const auto* call = binding.value.as<CallNode>();
     const auto* op = call ? call->op.as<OpNode>() : nullptr;
@@ -83,10 +166,7 @@ class WeightPacker : public Normalizer {
         (dense && call->args.size() == 3 && F32Tensor(call->args[2]) == nullptr)) {
       return Normalizer::RewriteBinding(binding);
     }
-    // A weight shared by several calls (tied layers) is packed once.
-    Expr& panels = packed_[{w, dense}];
-    if (!panels.defined()) panels = PackPanels(*w, /*transposed=*/dense);
-    std::vector<Expr> args = {MutateExpr(call->args[0]), panels};
+    std::vector<Expr> args = {MutateExpr(call->args[0]), Panels({w, dense})};
     if (dense && call->args.size() == 3) args.push_back(MutateExpr(call->args[2]));
     if (failed()) return;
     const int64_t n = dense ? w->shape[0] : w->shape[1];
@@ -95,9 +175,17 @@ class WeightPacker : public Normalizer {
   }
 
  private:
+  // A weight shared by several calls (tied layers) is packed once.
+  Expr Panels(const Weight& weight) {
+    Expr& panels = packed_[weight];
+    if (!panels.defined()) panels = PackPanels(*weight.w, weight.transposed);
+    return panels;
+  }
+
   const std::set<std::string>& except_;
+  std::map<const HostTensor*, Weight> tied_;
   std::map<const VarNode*, const HostTensor*> constants_;
-  std::map<std::pair<const HostTensor*, bool>, Expr> packed_;  // by (weight, transposed)
+  std::map<Weight, Expr> packed_;
   bool changed_ = false;
 };
 
@@ -108,7 +196,7 @@ StatusOr<ir::IRModule> PackWeights(ir::IRModule module, const std::set<std::stri
       const bool changed,
       RewriteChangedGraphFunctions(
           &module, [&](const std::string& name, const Function& func) -> StatusOr<std::optional<Function>> {
-            WeightPacker packer(&module, except);
+            WeightPacker packer(&module, except, TiedTables(func, except));
             STRATA_ASSIGN_OR_RETURN(Function rewritten, packer.NormalizeFunction(name, func));
             if (!packer.changed()) return std::optional<Function>();  // unchanged functions keep their handles
             return std::optional<Function>(std::move(rewritten));

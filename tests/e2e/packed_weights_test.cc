@@ -120,6 +120,67 @@ TEST(PackedWeights, MatchTheReferenceAtOddSizesAndEveryRowCount) {
   }
 }
 
+// A tied embedding (GPT-2's token table is also its LM head, transposed): the
+// table is stored once, as the head's panels, and the lookup reads them
+// (take_panel_columns), with take's negative indices and its range check.
+TEST(PackedWeights, ATiedEmbeddingIsStoredOnceAndLooksUpThePanels) {
+  const int64_t vocab = 45, dim = 5;  // two panels, the second partly padding
+  const std::vector<float> table = Values(vocab * dim, 7);
+  std::vector<float> transposed(table.size());
+  for (int64_t v = 0; v < vocab; ++v) {
+    for (int64_t d = 0; d < dim; ++d)
+      transposed[static_cast<size_t>(d * vocab + v)] = table[static_cast<size_t>(v * dim + d)];
+  }
+  const std::string text = "func @main(ids: Tensor[(1, s), i64]) -> Tensor[(1, s, " + std::to_string(vocab) +
+                           "), f32] {\n  dataflow {\n    e = take(" + ConstText({vocab, dim}, table) +
+                           ", ids, axis=0)\n    h = relu(e)\n    y = matmul(h, " + ConstText({dim, vocab}, transposed) +
+                           ")\n    output y\n  }\n  return y\n}\n";
+  auto module = ir::ParseModule(text, "tied.sir");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto lowered = driver::Lower(*module, {});
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  const std::string lowered_text = ir::PrintModule(*lowered);
+  EXPECT_NE(lowered_text.find("take_panel_columns"), std::string::npos);
+  EXPECT_EQ(lowered_text.find("prim_func @take("), std::string::npos);
+  // Neither the table nor its transpose is kept beside the panels.
+  EXPECT_EQ(lowered_text.find("const(Tensor[(45, 5), f32]"), std::string::npos);
+  EXPECT_EQ(lowered_text.find("const(Tensor[(5, 45), f32]"), std::string::npos);
+  EXPECT_NE(lowered_text.find("const(Tensor[(2, 5, 32), f32]"), std::string::npos);
+  auto bytes = driver::Compile(std::move(module).value(), {});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto exe = vm::Executable::LoadFromBytes(*bytes);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  vm::VirtualMachine machine(*exe);
+  const std::vector<int64_t> ids = {0, 44, -1, 31, 32, -45, 7};
+  const std::vector<int64_t> ids_shape = {1, static_cast<int64_t>(ids.size())};
+  auto input = vm::Tensor::FromValues<int64_t>(ids_shape, ids);
+  ASSERT_TRUE(input.ok());
+  const std::vector<vm::Value> args = {vm::Value::FromTensor(*input)};
+  auto result = machine.Invoke("main", args);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const std::vector<float> got = result->tensor()->template ToVector<float>().value();
+  ASSERT_EQ(got.size(), ids.size() * vocab);
+  for (size_t t = 0; t < ids.size(); ++t) {
+    const int64_t row = ids[t] < 0 ? ids[t] + vocab : ids[t];
+    for (int64_t j = 0; j < vocab; ++j) {
+      double sum = 0;
+      for (int64_t d = 0; d < dim; ++d) {
+        sum += std::max(table[static_cast<size_t>(row * dim + d)], 0.0f) * table[static_cast<size_t>(j * dim + d)];
+      }
+      ASSERT_NEAR(got[t * vocab + static_cast<size_t>(j)], sum, 1e-5) << "token " << t << ", column " << j;
+    }
+  }
+  auto bad = vm::Tensor::FromValues<int64_t>({1, 2}, {3, 45});
+  ASSERT_TRUE(bad.ok());
+  const std::vector<vm::Value> bad_args = {vm::Value::FromTensor(*bad)};
+  auto error = machine.Invoke("main", bad_args);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.status().message().find("argument 'indices' holds an index out of range for axis 0 of the table "
+                                          "(extent 45); indices must lie in [-45, 45)"),
+            std::string::npos)
+      << error.status().message();
+}
+
 // A dispatch pass placed before LegalizeOps (cpu-blas here) runs before its
 // packing step, so it still sees the dense layer with its constant weight.
 TEST(PackedWeights, ADispatchBeforeLegalizeOpsStillSeesTheOriginalCall) {
