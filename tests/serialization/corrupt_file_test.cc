@@ -431,11 +431,11 @@ TEST(CorruptFileTest, ConstantsAreChecked) {
     b.Constant(std::move(c));
     return LoadError(b.Write());
   };
-  serialization::TensorConstantSpec t{DataType::F32(), {2, 3}, std::vector<uint8_t>(20)};
+  serialization::TensorConstantSpec t{DataType::F32(), {2, 3}, std::make_shared<const std::vector<uint8_t>>(20)};
   EXPECT_EQ(with(t), "constants[1]: tensor data has 20 bytes, expected 24 (6 elements of f32)");
   t = {DataType::F32(), {2, -3}, {}};
   EXPECT_EQ(with(t), "constants[1]: tensor dimension 1 is negative (-3)");
-  t = {DataType(DataType::Code::kFloat, 12), {1}, std::vector<uint8_t>(2)};
+  t = {DataType(DataType::Code::kFloat, 12), {1}, std::make_shared<const std::vector<uint8_t>>(2)};
   EXPECT_EQ(with(t), "constants[1]: invalid tensor dtype (code 2, bits 12)");
   t = {DataType::F32(), {int64_t{1} << 40, int64_t{1} << 40}, {}};
   EXPECT_EQ(with(t), "constants[1]: tensor shape is too large");

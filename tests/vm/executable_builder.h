@@ -140,7 +140,7 @@ class ExecutableBuilder {
     t.dtype = dtype;
     t.shape = std::move(shape);
     const auto* p = reinterpret_cast<const uint8_t*>(values.data());
-    t.data.assign(p, p + values.size() * sizeof(T));
+    t.data = std::make_shared<const std::vector<uint8_t>>(p, p + values.size() * sizeof(T));
     return Constant(std::move(t));
   }
 

@@ -159,7 +159,8 @@ class ModuleContext {
   static bool SameData(const ConstantSpec& a, const ConstantSpec& b) {
     const auto* ta = std::get_if<serialization::TensorConstantSpec>(&a);
     const auto* tb = std::get_if<serialization::TensorConstantSpec>(&b);
-    return ta == nullptr || tb == nullptr || ta->data == tb->data;
+    if (ta == nullptr || tb == nullptr || ta->data == tb->data) return true;
+    return ta->data && tb->data && *ta->data == *tb->data;
   }
   static std::string Key(const ConstantSpec& value) {
     std::string key(1, static_cast<char>('0' + value.index()));
@@ -173,7 +174,9 @@ class ModuleContext {
       int64_t ndim = static_cast<int64_t>(t->shape.size());
       append(&ndim, sizeof(ndim));
       append(t->shape.data(), t->shape.size() * sizeof(int64_t));
-      const uint64_t size = t->data.size(), hash = HashBytes(t->data);
+      static const std::vector<uint8_t> kNoData;
+      const std::vector<uint8_t>& bytes = t->data ? *t->data : kNoData;
+      const uint64_t size = bytes.size(), hash = HashBytes(bytes);
       append(&size, sizeof(size));
       append(&hash, sizeof(hash));
     } else if (const auto* s = std::get_if<serialization::ShapeConstantSpec>(&value)) {
@@ -342,8 +345,10 @@ class FunctionEmitter {
         return EncodeOperand(OperandKind::kFunction, ctx_->LibraryIndex(expr.as<ExternFuncNode>()->name));
       case ExprKind::kOp: Fail("operator '" + expr.as<OpNode>()->name + "' used as a value"); return Register(0);
       case ExprKind::kConstant: {
-        const HostTensor& data = *expr.as<ConstantNode>()->data;
-        return Constant(serialization::TensorConstantSpec{data.dtype, data.shape, data.bytes});
+        // The spec shares the constant's bytes (the module outlives the spec's use).
+        const std::shared_ptr<const HostTensor>& data = expr.as<ConstantNode>()->data;
+        return Constant(serialization::TensorConstantSpec{
+            data->dtype, data->shape, std::shared_ptr<const std::vector<uint8_t>>(data, &data->bytes)});
       }
       case ExprKind::kShapeExpr: {
         serialization::ShapeConstantSpec shape;
