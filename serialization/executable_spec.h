@@ -69,6 +69,12 @@ struct TensorConstantSpec {
   // Row-major, little-endian. Shared, not copied: the compiler's constants
   // hand over their bytes as they are (GPT-2: 500 MB not copied once more).
   std::shared_ptr<const std::vector<uint8_t>> data;
+
+  // The bytes (none when `data` is null).
+  const std::vector<uint8_t>& bytes() const {
+    static const std::vector<uint8_t> kNone;
+    return data ? *data : kNone;
+  }
 };
 struct ShapeConstantSpec {
   std::vector<int64_t> dims;

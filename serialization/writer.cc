@@ -69,10 +69,8 @@ fbs::Offset<fb::Constant> WriteConstant(fbs::FlatBufferBuilder& b, const Constan
         if constexpr (std::is_same_v<T, TensorConstantSpec>) {
           auto shape = b.CreateVector(v.shape);
           // Data last before its table, padded so its first byte is 64-byte aligned.
-          static const std::vector<uint8_t> kNoData;
-          const std::vector<uint8_t>& bytes = v.data ? *v.data : kNoData;
-          b.ForceVectorAlignment(bytes.size(), sizeof(uint8_t), kConstantAlignment);
-          auto data = b.CreateVector(bytes);
+          b.ForceVectorAlignment(v.bytes().size(), sizeof(uint8_t), kConstantAlignment);
+          auto data = b.CreateVector(v.bytes());
           type = fb::ConstantValue::TensorConstant;
           value = fb::CreateTensorConstant(b, static_cast<uint8_t>(v.dtype.code()),
                                            static_cast<uint8_t>(v.dtype.bits()), shape, data)
@@ -121,9 +119,7 @@ fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const
 size_t BulkBytes(const ExecutableSpec& spec) {
   size_t bytes = 1 << 16;
   for (const ConstantSpec& c : spec.constants) {
-    if (const auto* t = std::get_if<TensorConstantSpec>(&c)) {
-      bytes += (t->data ? t->data->size() : 0) + kConstantAlignment + 64;
-    }
+    if (const auto* t = std::get_if<TensorConstantSpec>(&c)) bytes += t->bytes().size() + kConstantAlignment + 64;
   }
   for (const NativeModuleSpec& m : spec.native_modules) bytes += m.code.size() + 1024;
   return bytes;

@@ -77,6 +77,24 @@ const CallNode* OpCall(const Expr& e, const char* name) {
   return op != nullptr && op->name == name ? call : nullptr;
 }
 
+// The weight a matmul or dense binding value would have packed (f32 constant
+// weight, x of known rank, at least 2 for matmul; an f32 bias), or nullopt.
+std::optional<Weight> PackableWeight(const Expr& value, const std::map<const VarNode*, const HostTensor*>& constants,
+                                     const std::set<std::string>& except) {
+  const auto* call = value.as<CallNode>();
+  const auto* op = call ? call->op.as<OpNode>() : nullptr;
+  const bool wanted = op != nullptr && !except.count(op->name);
+  const bool matmul = wanted && op->name == "matmul" && call->args.size() == 2;
+  const bool dense = wanted && op->name == "dense" && (call->args.size() == 2 || call->args.size() == 3);
+  const HostTensor* w = (matmul || dense) ? ConstantMatrix(call->args[1], constants) : nullptr;
+  const TensorStructInfoNode* x = w ? F32Tensor(call->args[0]) : nullptr;
+  if (w == nullptr || x == nullptr || x->ndim < (matmul ? 2 : 1) ||
+      (dense && call->args.size() == 3 && F32Tensor(call->args[2]) == nullptr)) {
+    return std::nullopt;
+  }
+  return Weight{w, dense};
+}
+
 // Whether `table` (N x K) holds the columns of the weight's B (K x N): the
 // same tensor or bytes as a dense weight, or the transpose of a matmul's.
 bool TableIsColumnsOf(const HostTensor& table, const Weight& weight) {
@@ -113,12 +131,7 @@ std::map<const HostTensor*, Weight> TiedTables(const Function& func, const std::
         const int64_t* a = axis != take->attrs.end() ? std::get_if<int64_t>(&axis->second) : nullptr;
         if (t != nullptr && a != nullptr && (*a == 0 || *a == -2)) tables.push_back(t);
       }
-      for (const char* name : {"matmul", "dense"}) {
-        const CallNode* call = except.count(name) ? nullptr : OpCall(binding.value, name);
-        const HostTensor* w =
-            call != nullptr && call->args.size() >= 2 ? ConstantMatrix(call->args[1], constants) : nullptr;
-        if (w != nullptr) weights.push_back({w, std::string(name) == "dense"});
-      }
+      if (std::optional<Weight> weight = PackableWeight(binding.value, constants, except)) weights.push_back(*weight);
     }
   }
   std::map<const HostTensor*, Weight> tied;
@@ -155,21 +168,14 @@ class WeightPacker : public Normalizer {
         return;
       }
     }
+    const std::optional<Weight> weight = PackableWeight(binding.value, constants_, except_);
+    if (!weight) return Normalizer::RewriteBinding(binding);
     const auto* call = binding.value.as<CallNode>();
-    const auto* op = call ? call->op.as<OpNode>() : nullptr;
-    const bool wanted = op != nullptr && !except_.count(op->name);
-    const bool matmul = wanted && op->name == "matmul" && call->args.size() == 2;
-    const bool dense = wanted && op->name == "dense" && (call->args.size() == 2 || call->args.size() == 3);
-    const HostTensor* w = (matmul || dense) ? ConstantMatrix(call->args[1], constants_) : nullptr;
-    const TensorStructInfoNode* x = w ? F32Tensor(call->args[0]) : nullptr;
-    if (w == nullptr || x == nullptr || x->ndim < (matmul ? 2 : 1) ||
-        (dense && call->args.size() == 3 && F32Tensor(call->args[2]) == nullptr)) {
-      return Normalizer::RewriteBinding(binding);
-    }
-    std::vector<Expr> args = {MutateExpr(call->args[0]), Panels({w, dense})};
+    const bool dense = weight->transposed;
+    std::vector<Expr> args = {MutateExpr(call->args[0]), Panels(*weight)};
     if (dense && call->args.size() == 3) args.push_back(MutateExpr(call->args[2]));
     if (failed()) return;
-    const int64_t n = dense ? w->shape[0] : w->shape[1];
+    const int64_t n = dense ? weight->w->shape[0] : weight->w->shape[1];
     changed_ = true;
     EmitBinding(binding, Annotate(CallNode::make(OpNode::Get("packed_matmul"), std::move(args), {{"n", n}})));
   }

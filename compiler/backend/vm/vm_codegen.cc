@@ -159,8 +159,7 @@ class ModuleContext {
   static bool SameData(const ConstantSpec& a, const ConstantSpec& b) {
     const auto* ta = std::get_if<serialization::TensorConstantSpec>(&a);
     const auto* tb = std::get_if<serialization::TensorConstantSpec>(&b);
-    if (ta == nullptr || tb == nullptr || ta->data == tb->data) return true;
-    return ta->data && tb->data && *ta->data == *tb->data;
+    return ta == nullptr || tb == nullptr || ta->data == tb->data || ta->bytes() == tb->bytes();
   }
   static std::string Key(const ConstantSpec& value) {
     std::string key(1, static_cast<char>('0' + value.index()));
@@ -174,9 +173,7 @@ class ModuleContext {
       int64_t ndim = static_cast<int64_t>(t->shape.size());
       append(&ndim, sizeof(ndim));
       append(t->shape.data(), t->shape.size() * sizeof(int64_t));
-      static const std::vector<uint8_t> kNoData;
-      const std::vector<uint8_t>& bytes = t->data ? *t->data : kNoData;
-      const uint64_t size = bytes.size(), hash = HashBytes(bytes);
+      const uint64_t size = t->bytes().size(), hash = HashBytes(t->bytes());
       append(&size, sizeof(size));
       append(&hash, sizeof(hash));
     } else if (const auto* s = std::get_if<serialization::ShapeConstantSpec>(&value)) {
