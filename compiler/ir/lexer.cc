@@ -230,8 +230,8 @@ StatusOr<std::vector<Token>> Lex(std::string_view text, std::string_view filenam
 
 bool IsReservedWord(std::string_view word) {
   static constexpr std::string_view kWords[] = {
-      "if", "else", "return", "dataflow", "output",   "func",  "prim_func", "for",
-      "in", "let",  "alloc",  "assert",   "evaluate", "attrs", "true",      "false",
+      "if",  "else",  "return", "dataflow", "output",   "func",  "prim_func", "for",   "in",
+      "let", "alloc", "assert", "evaluate", "prefetch", "attrs", "true",      "false",
   };
   for (std::string_view w : kWords) {
     if (word == w) return true;

@@ -1083,6 +1083,14 @@ StatusOr<tir::Stmt> Parser::ParseStmt() {
     STRATA_RETURN_IF_ERROR(SettleDefault(&value));
     return tir::EvaluateNode::make(value.expr);
   }
+  if (t.IsIdent("prefetch")) {
+    Next();
+    STRATA_ASSIGN_OR_RETURN(PExpr load, ParseScalar());
+    if (load.expr.as<tir::BufferLoadNode>() == nullptr) {
+      return ErrorAt(load.line, load.col, "prefetch needs a buffer element such as A[i, k]");
+    }
+    return tir::PrefetchNode::make(load.expr);
+  }
   if (t.kind == TokenKind::kIdent && !IsReservedWord(t.text) && Peek(1).IsPunct("[")) {
     Next();
     tir::Buffer buffer = LookupBuffer(t.text);

@@ -397,6 +397,9 @@ class Printer {
       case tir::StmtKind::kEvaluate:
         *out += pad + "evaluate " + Prim(stmt.as<tir::EvaluateNode>()->value) + "\n";
         return;
+      case tir::StmtKind::kPrefetch:
+        *out += pad + "prefetch " + Prim(stmt.as<tir::PrefetchNode>()->load) + "\n";
+        return;
     }
   }
 

@@ -227,6 +227,7 @@ class Comparer {
       case tir::StmtKind::kSeqStmt: return "sequence";
       case tir::StmtKind::kAssertStmt: return "assert";
       case tir::StmtKind::kEvaluate: return "evaluate";
+      case tir::StmtKind::kPrefetch: return "prefetch";
     }
     return "?";
   }
@@ -314,6 +315,10 @@ class Comparer {
       case tir::StmtKind::kEvaluate: {
         Label label(this, "evaluate");
         return Prim(a.as<tir::EvaluateNode>()->value, b.as<tir::EvaluateNode>()->value);
+      }
+      case tir::StmtKind::kPrefetch: {
+        Label label(this, "prefetch");
+        return Prim(a.as<tir::PrefetchNode>()->load, b.as<tir::PrefetchNode>()->load);
       }
     }
     return Fail("unknown statement kind");

@@ -89,6 +89,11 @@ Stmt AssertStmtNode::make(PrimExpr condition, std::string message) {
   return Stmt(std::make_shared<const AssertStmtNode>(std::move(condition), std::move(message)));
 }
 
+Stmt PrefetchNode::make(PrimExpr load) {
+  assert(load.defined() && load.as<BufferLoadNode>() != nullptr && "prefetch of something other than a buffer element");
+  return Stmt(std::make_shared<const PrefetchNode>(std::move(load)));
+}
+
 Stmt EvaluateNode::make(PrimExpr value) {
   assert(value.defined() && "evaluate of a null expression");
   return Stmt(std::make_shared<const EvaluateNode>(std::move(value)));

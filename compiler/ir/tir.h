@@ -28,6 +28,7 @@ enum class StmtKind : uint8_t {
   kSeqStmt,
   kAssertStmt,
   kEvaluate,
+  kPrefetch,
 };
 
 struct StmtNode {
@@ -129,6 +130,19 @@ struct EvaluateNode : StmtNode {
   const PrimExpr value;
   static Stmt make(PrimExpr value);
   explicit EvaluateNode(PrimExpr v) : StmtNode(kKind), value(std::move(v)) {}
+};
+
+// A hint that `load`'s element will be read soon: its cache line is fetched
+// toward the core, into the second-level cache, while other work runs. It
+// never faults and changes no value; a kernel uses it for data it will copy or
+// read in a burst later (the next tile's rows), which a burst would otherwise
+// wait for. Into L2 rather than L1: what is being prefetched is the next
+// step's data, and L1 holds the current step's.
+struct PrefetchNode : StmtNode {
+  STRATA_NODE_KIND(StmtKind, kPrefetch)
+  const PrimExpr load;  // a BufferLoadNode: the element whose line is fetched
+  static Stmt make(PrimExpr load);
+  explicit PrefetchNode(PrimExpr l) : StmtNode(kKind), load(std::move(l)) {}
 };
 
 // One parameter of a tensor program: a buffer, or a scalar variable.

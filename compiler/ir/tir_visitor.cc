@@ -62,6 +62,7 @@ void StmtVisitor::VisitStmt(const Stmt& stmt) {
     case StmtKind::kSeqStmt: return VisitSeqStmt(stmt.as<SeqStmtNode>());
     case StmtKind::kAssertStmt: return VisitAssertStmt(stmt.as<AssertStmtNode>());
     case StmtKind::kEvaluate: return VisitEvaluate(stmt.as<EvaluateNode>());
+    case StmtKind::kPrefetch: return VisitPrefetch(stmt.as<PrefetchNode>());
   }
   assert(false && "unknown Stmt kind");
 }
@@ -97,6 +98,8 @@ void StmtVisitor::VisitSeqStmt(const SeqStmtNode* op) {
 void StmtVisitor::VisitAssertStmt(const AssertStmtNode* op) { VisitExpr(op->condition); }
 
 void StmtVisitor::VisitEvaluate(const EvaluateNode* op) { VisitExpr(op->value); }
+
+void StmtVisitor::VisitPrefetch(const PrefetchNode* op) { VisitExpr(op->load); }
 
 // ---------------------------------------------------------------- mutators
 
@@ -185,6 +188,7 @@ Stmt StmtMutator::MutateStmt(const Stmt& stmt) {
     case StmtKind::kSeqStmt: return MutateSeqStmt(stmt, stmt.as<SeqStmtNode>());
     case StmtKind::kAssertStmt: return MutateAssertStmt(stmt, stmt.as<AssertStmtNode>());
     case StmtKind::kEvaluate: return MutateEvaluate(stmt, stmt.as<EvaluateNode>());
+    case StmtKind::kPrefetch: return MutatePrefetch(stmt, stmt.as<PrefetchNode>());
   }
   assert(false && "unknown Stmt kind");
   return stmt;
@@ -247,6 +251,13 @@ Stmt StmtMutator::MutateEvaluate(const Stmt& self, const EvaluateNode* op) {
   PrimExpr value = MutateExpr(op->value);
   if (value.same_as(op->value)) return self;
   return EvaluateNode::make(std::move(value));
+}
+
+Stmt StmtMutator::MutatePrefetch(const Stmt& self, const PrefetchNode* op) {
+  PrimExpr load = MutateExpr(op->load);
+  if (load.same_as(op->load)) return self;
+  if (load.as<BufferLoadNode>() == nullptr) return SeqStmtNode::make({});
+  return PrefetchNode::make(std::move(load));
 }
 
 // ---------------------------------------------------------------- Substitute

@@ -63,6 +63,7 @@ class StmtVisitor : public PrimExprVisitor {
   virtual void VisitSeqStmt(const SeqStmtNode* op);
   virtual void VisitAssertStmt(const AssertStmtNode* op);
   virtual void VisitEvaluate(const EvaluateNode* op);
+  virtual void VisitPrefetch(const PrefetchNode* op);
 };
 
 class StmtMutator : public PrimExprMutator {
@@ -78,6 +79,9 @@ class StmtMutator : public PrimExprMutator {
   virtual Stmt MutateSeqStmt(const Stmt& self, const SeqStmtNode* op);
   virtual Stmt MutateAssertStmt(const Stmt& self, const AssertStmtNode* op);
   virtual Stmt MutateEvaluate(const Stmt& self, const EvaluateNode* op);
+  // A prefetch whose load was rewritten into something other than a load (an
+  // inlined producer) is dropped: there is no memory left to fetch.
+  virtual Stmt MutatePrefetch(const Stmt& self, const PrefetchNode* op);
 };
 
 // Replaces variables by expressions everywhere in expr (including buffer shapes

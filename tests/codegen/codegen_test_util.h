@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,6 +136,23 @@ class HostTensor {
   std::vector<int64_t> shape_;
   std::vector<T> values_;
   DLTensor dl_{};
+};
+
+// Compile options that keep the optimized LLVM IR, for tests of what the code
+// generator emitted: pass `options` to LoadedKernels, then Take() the text.
+struct IrDump {
+  explicit IrDump(const std::string& name) : path(::testing::TempDir() + "/" + name + ".ll") {
+    options.dump_llvm_ir_path = path;
+  }
+  // The IR the last compile wrote; the file is removed.
+  std::string Take() const {
+    std::stringstream text;
+    text << std::ifstream(path).rdbuf();
+    std::remove(path.c_str());
+    return text.str();
+  }
+  std::string path;
+  CodegenOptions options;
 };
 
 // Deterministic values in [lo, hi).

@@ -1,9 +1,7 @@
 // Every scalar expression and statement kind, compiled and run against C++.
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <limits>
-#include <sstream>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -50,30 +48,25 @@ struct UnaryCase {
 // Vectorized loops over exp/tanh/erf call glibc's vector variants at the widest
 // width the target has (16 lanes of f32 on AVX-512), not scalar libm per lane.
 TEST(CodegenIntrinsics, VectorMathCallsTheWidestLibmvecVariant) {
-  std::string path = ::testing::TempDir() + "/strata_vector_math.ll";
-  CodegenOptions options;
-  options.dump_llvm_ir_path = path;
+  IrDump dump("strata_vector_math");
   LoadedKernels kernels({{"f", MakeElementwise(DataType::F32(),
                                                [](PrimExpr x) {
                                                  return tir::CallNode::make(
                                                      Intrinsic::kErf, {tir::CallNode::make(Intrinsic::kExp, {x})});
                                                })}},
-                        options);
+                        dump.options);
   ASSERT_KERNELS_OK(kernels);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path.c_str());
+  const std::string ir = dump.Take();
   // The variant (ISA letter and lanes) this host's widest vector unit calls.
   const bool avx512 = vm::HostHasCpuFeature("avx512f").value_or(false);
   const bool avx2 = vm::HostHasCpuFeature("avx2").value_or(false);
   const std::string lanes = avx512 ? "16" : avx2 ? "8" : "4";
   const std::string prefix = std::string("_ZGV") + (avx512 ? "e" : avx2 ? "d" : "b") + "N" + lanes + "v_";
   for (const char* fn : {"expf", "erff"}) {
-    EXPECT_NE(text.str().find("<" + lanes + " x float> @" + prefix + fn + "("), std::string::npos)
+    EXPECT_NE(ir.find("<" + lanes + " x float> @" + prefix + fn + "("), std::string::npos)
         << "no call of " << prefix << fn << " in the optimized IR";
   }
-  EXPECT_EQ(text.str().find("call float @expf"), std::string::npos) << "scalar expf left in the vector loop";
+  EXPECT_EQ(ir.find("call float @expf"), std::string::npos) << "scalar expf left in the vector loop";
 }
 
 TEST(CodegenIntrinsics, UnaryMatchStdF32AndF64) {
@@ -386,20 +379,48 @@ TEST(CodegenStatements, LetAndIfThenElse) {
   EXPECT_EQ(ys.values(), (std::vector<float>{2.0f, 0.0f, 0.0f, -1.0f, 1.5f}));
 }
 
-TEST(CodegenStatements, IfWithoutElseAndEvaluate) {
+// for i in range(0, n) { step(X, Y, i, n) } over 1-D f32 buffers X and Y.
+PrimFunc MakeSerialLoop(const std::function<std::vector<Stmt>(Buffer, Buffer, Var, Var)>& step) {
   Var n("n"), i("i");
   Buffer x = tir::MakeBuffer("X", DataType::F32(), {n});
   Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n});
-  Stmt body =
-      For(i, 0, n, ForKind::kSerial,
-          Seq({tir::EvaluateNode::make(Load(x, {i})), Store(y, {i}, F32(5)),
-               tir::IfThenElseNode::make(Bin(PrimExprKind::kLT, Load(x, {i}), F32(0)), Store(y, {i}, Load(x, {i})))}));
-  LoadedKernels kernels({{"clip", tir::MakePrimFunc({BufferParam(x), BufferParam(y)}, body)}});
+  return tir::MakePrimFunc({BufferParam(x), BufferParam(y)}, For(i, 0, n, ForKind::kSerial, Seq(step(x, y, i, n))));
+}
+
+TEST(CodegenStatements, IfWithoutElseAndEvaluate) {
+  PrimFunc clip = MakeSerialLoop([](Buffer x, Buffer y, Var i, Var) {
+    return std::vector<Stmt>{
+        tir::EvaluateNode::make(Load(x, {i})), Store(y, {i}, F32(5)),
+        tir::IfThenElseNode::make(Bin(PrimExprKind::kLT, Load(x, {i}), F32(0)), Store(y, {i}, Load(x, {i})))};
+  });
+  LoadedKernels kernels({{"clip", clip}});
   ASSERT_KERNELS_OK(kernels);
   HostTensor<float> xs({3}, {-1, 1, -2});
   HostTensor<float> ys({3});
   ASSERT_EQ(Call(kernels.Get("clip"), {TensorArg(xs.dl()), TensorArg(ys.dl())}), 0);
   EXPECT_EQ(ys.values(), (std::vector<float>{-1, 5, -2}));
+}
+
+// A prefetch becomes llvm.prefetch (read, into L2, data) of the element's
+// address and changes nothing the kernel computes, even when it names an
+// element the kernel never reads.
+TEST(CodegenStatements, PrefetchIsAHintThatChangesNoValue) {
+  PrimFunc twice = MakeSerialLoop([](Buffer x, Buffer y, Var i, Var n) {
+    return std::vector<Stmt>{tir::PrefetchNode::make(Load(x, {tir::Min(i + 8, n - 1)})),
+                             Store(y, {i}, Load(x, {i}) * F32(2))};
+  });
+  IrDump dump("strata_prefetch");
+  LoadedKernels kernels({{"twice", twice}}, dump.options);
+  ASSERT_KERNELS_OK(kernels);
+  const std::string ir = dump.Take();
+  EXPECT_NE(ir.find("@llvm.prefetch.p0(ptr"), std::string::npos) << "no prefetch in the optimized IR";
+  EXPECT_NE(ir.find("i32 0, i32 2, i32 1)"), std::string::npos) << "not a read prefetch into L2";
+  for (int64_t size : {1, 7, 13}) {
+    HostTensor<float> xs({size}, RandomFloats(size, 5));
+    HostTensor<float> ys({size});
+    ASSERT_EQ(Call(kernels.Get("twice"), {TensorArg(xs.dl()), TensorArg(ys.dl())}), 0) << vm::TakeKernelError();
+    for (int64_t j = 0; j < size; ++j) ASSERT_EQ(ys[j], xs[j] * 2) << "size " << size << ", element " << j;
+  }
 }
 
 // Reverses each row of X[m, n] into Y through a local buffer T of `shape`.

@@ -2,8 +2,6 @@
 // against plain C++ loops, at several shapes, from several threads, and from two
 // modules loaded side by side.
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -71,17 +69,12 @@ TEST(CodegenMatmul, EmptyShapesDoNothing) {
 }
 
 TEST(CodegenMatmul, InnerLoopIsVectorized) {
-  std::string path = ::testing::TempDir() + "/strata_matmul_dump.ll";
-  CodegenOptions options;
-  options.dump_llvm_ir_path = path;
-  LoadedKernels kernels({{"tir_matmul", MakeMatmul()}}, options);
+  IrDump dump("strata_matmul_dump");
+  LoadedKernels kernels({{"tir_matmul", MakeMatmul()}}, dump.options);
   ASSERT_KERNELS_OK(kernels);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_NE(text.str().find("x float>"), std::string::npos) << "no float vector operations in the optimized IR";
-  EXPECT_NE(text.str().find("define i32 @strata_kernel_tir_matmul"), std::string::npos);
-  std::remove(path.c_str());
+  const std::string ir = dump.Take();
+  EXPECT_NE(ir.find("x float>"), std::string::npos) << "no float vector operations in the optimized IR";
+  EXPECT_NE(ir.find("define i32 @strata_kernel_tir_matmul"), std::string::npos);
 }
 
 TEST(CodegenRelu, MatchesReference) {

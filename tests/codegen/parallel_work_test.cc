@@ -2,9 +2,6 @@
 // and the serial path the generated code takes for small loops.
 #include "compiler/codegen/llvm/parallel_work.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
 #include "compiler/ir/printer.h"
@@ -55,21 +52,16 @@ TEST(ParallelWork, StoresToSharedMemoryCountAsPlainWork) {
 }
 
 TEST(ParallelWork, SmallLoopsCallTheChunkDirectly) {
-  std::string path = ::testing::TempDir() + "/strata_parallel_work.ll";
-  CodegenOptions options;
-  options.dump_llvm_ir_path = path;
+  IrDump dump("strata_parallel_work");
   Var n("n"), i("i");
   Buffer x = tir::MakeBuffer("X", DataType::F32(), {n});
   Buffer y = tir::MakeBuffer("Y", DataType::F32(), {n});
   Stmt body = For(i, 0, n, ForKind::kParallel, Store(y, {i}, Load(x, {i})));
-  LoadedKernels kernels({{"copy", tir::MakePrimFunc({BufferParam(x), BufferParam(y)}, body)}}, options);
+  LoadedKernels kernels({{"copy", tir::MakePrimFunc({BufferParam(x), BufferParam(y)}, body)}}, dump.options);
   ASSERT_KERNELS_OK(kernels);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path.c_str());
+  const std::string ir = dump.Take();
   const std::string threshold = ", " + std::to_string(kMinParallelWork) + "\n";
-  EXPECT_NE(text.str().find(threshold), std::string::npos) << text.str();
+  EXPECT_NE(ir.find(threshold), std::string::npos) << ir;
   // Both paths compute the same thing: 5 elements run serially, 4 Mi (16 MiB
   // stored, beyond the charged cache's worth) on the pool.
   for (int64_t size : {int64_t{5}, int64_t{1} << 22}) {

@@ -3,10 +3,6 @@
 // instead of a masked gather), clamped so that it never leaves its buffer.
 #include "compiler/codegen/llvm/speculate_loads.h"
 
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
 #include "compiler/ir/printer.h"
@@ -68,17 +64,12 @@ TEST(SpeculateLoads, LeavesLoadsThatVaryOrMayBeWritten) {
 }
 
 TEST(SpeculateLoads, CompiledEpilogueReadsNoGatherAndMatchesTheReference) {
-  std::string path = ::testing::TempDir() + "/strata_speculate_loads.ll";
-  CodegenOptions options;
-  options.dump_llvm_ir_path = path;
+  IrDump dump("strata_speculate_loads");
   Epilogue e;
-  LoadedKernels kernels({{"epilogue", e.func}}, options);
+  LoadedKernels kernels({{"epilogue", e.func}}, dump.options);
   ASSERT_KERNELS_OK(kernels);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path.c_str());
-  EXPECT_EQ(text.str().find("masked.gather"), std::string::npos) << text.str();
+  const std::string ir = dump.Take();
+  EXPECT_EQ(ir.find("masked.gather"), std::string::npos) << ir;
 
   // Segments that are empty for some channels, with a bias index past the end
   // there (shift 3: channels 1..3 read bias[4..6] if they read at all).

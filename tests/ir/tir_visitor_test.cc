@@ -98,6 +98,32 @@ TEST(StmtMutator, RebuiltSequencesAreFlattened) {
   EXPECT_EQ(seq->stmts.size(), 4u);
 }
 
+// A prefetch follows its load through a rewrite of the indices, and is dropped
+// when the load itself is rewritten into a value (an inlined producer): there
+// is no memory left to fetch.
+TEST(StmtMutator, PrefetchFollowsItsLoadOrIsDroppedWithIt) {
+  Program p;
+  const Stmt prefetch = tir::PrefetchNode::make(tir::BufferLoadNode::make(p.a, {p.j}));
+  RenameMutator rename(p.j, p.i);
+  const Stmt result = rename.MutateStmt(prefetch);
+  const auto* renamed = result.as<tir::PrefetchNode>();
+  ASSERT_NE(renamed, nullptr);
+  EXPECT_TRUE(renamed->load.as<tir::BufferLoadNode>()->indices[0].same_as(p.i));
+  class InlineA : public tir::StmtMutator {
+   protected:
+    PrimExpr MutateBufferLoad(const PrimExpr& self, const tir::BufferLoadNode* op) override {
+      return tir::FloatImm(DataType::F32(), 0);
+    }
+  } inline_a;
+  const Stmt dropped = inline_a.MutateStmt(prefetch);
+  const auto* seq = dropped.as<tir::SeqStmtNode>();
+  ASSERT_NE(seq, nullptr);
+  EXPECT_TRUE(seq->stmts.empty());
+  VarCollector collector;
+  collector.VisitStmt(prefetch);
+  EXPECT_EQ(collector.names, (std::vector<std::string>{"j"}));
+}
+
 TEST(Substitute, ReturnsTheSameExpressionWhenNothingIsMapped) {
   Program p;
   PrimExpr e = tir::BufferLoadNode::make(p.a, {p.i * 2});

@@ -292,6 +292,12 @@ const BadInput kBadInputs[] = {
      "}\n",
      "2:12",
      {"unknown dtype suffix 'q7'"}},
+    {"PrefetchOfAValue",
+     "prim_func @f(A: Buffer[(n,), f32]) {\n"
+     "  prefetch A[0] + 1.0\n"
+     "}\n",
+     "2:12",
+     {"prefetch needs a buffer element such as A[i, k]"}},
     {"GarbageAtTopLevel",
      "function @main() {\n"
      "}\n",

@@ -130,6 +130,8 @@ TEST(StructuralEqualTest, DetectsEachKindOfDifference) {
        "function @f: param 0: buffer A: dtype f32 vs f64"},
       {"prim_func @f(k: i64) {\n  evaluate k + 1\n}\n", "prim_func @f(k: i32) {\n  evaluate k + 1i32\n}\n",
        "function @f: param 0: k vs k (dtype i64 vs i32)"},
+      {"prim_func @f(A: Buffer[(4,), f32]) {\n  prefetch A[1]\n}\n",
+       "prim_func @f(A: Buffer[(4,), f32]) {\n  prefetch A[2]\n}\n", "function @f: prefetch: index 0: 1 vs 2"},
       {"prim_func @f(A: Buffer[(4,), f32]) {\n  assert 1 < 2, \"a\"\n}\n",
        "prim_func @f(A: Buffer[(4,), f32]) {\n  assert 1 < 2, \"b\"\n}\n",
        "function @f: assert: message \"a\" vs \"b\""},

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Metadata.h>
 
 #include "compiler/codegen/llvm/function_lowering.h"
@@ -122,6 +123,15 @@ void FunctionLowering::LowerStmt(const tir::Stmt& stmt) {
       return;
     }
     case tir::StmtKind::kEvaluate: LowerExpr(stmt.as<tir::EvaluateNode>()->value); return;
+    case tir::StmtKind::kPrefetch: {
+      const auto* load = stmt.as<tir::PrefetchNode>()->load.as<tir::BufferLoadNode>();
+      llvm::Value* address = BufferAddress(load->buffer, load->indices);
+      llvm::Function* prefetch =
+          llvm::Intrinsic::getDeclaration(fn_->getParent(), llvm::Intrinsic::prefetch, {address->getType()});
+      // read, locality 2 (x86: prefetcht1, into L2; see tir::PrefetchNode), data cache
+      b_.CreateCall(prefetch, {address, b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)});
+      return;
+    }
   }
   assert(false && "unknown statement kind");
 }
