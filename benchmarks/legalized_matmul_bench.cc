@@ -25,12 +25,14 @@
 // The library rows time the libraries themselves.
 #include <algorithm>
 #include <cblas.h>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -215,6 +217,8 @@ struct Problem {
 const char* OpName(Op op) { return op == Op::kMatmul ? "Matmul" : op == Op::kDense ? "Dense" : "Packed"; }
 
 // The problem, checked, and its baselines' times, per shape.
+void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(250)); }
+
 struct Fixture {
   Fixture(Op op, int64_t m, int64_t k, int64_t n) : p(op, m, k, n) {
     p.kernel = Kernels::Get(op, n);
@@ -234,8 +238,15 @@ struct Fixture {
     }
     // Alternate rounds, so that the baselines see the load the kernel sees.
     for (int round = 0; round < 3; ++round) {
+      // Each side starts after a pause: the side before it leaves worker
+      // threads spinning for up to ~0.1 s (OpenBLAS's wait loop), and on 2
+      // cores they took one from the next side's every batch (a 90 us GEMM
+      // measured 171 us right after OpenBLAS).
+      Settle();
       strata_seconds = std::min(strata_seconds, SecondsPerCall([&] { p.Run(Variant::kStrata); }));
+      Settle();
       onednn_seconds = std::min(onednn_seconds, SecondsPerCall([&] { p.Run(Variant::kOneDnn); }));
+      Settle();
       openblas_seconds = std::min(openblas_seconds, SecondsPerCall([&] { p.Run(Variant::kOpenBlas); }));
     }
     std::fprintf(stderr, "%s: oneDNN implementation %s\n", what.c_str(), p.onednn->implementation().c_str());

@@ -10,7 +10,12 @@ same weights, --re-export redoes it), then:
 
   Strata       `strata compile model.onnx -o model.stx` (timed: the compile
                time column; every model is compiled before anything else
-               runs, on an otherwise idle machine), `strata run model.stx
+               runs, on an otherwise idle machine, while this script holds
+               no model: the models are built and exported in a child
+               process that has exited by then, and built again for
+               PyTorch's timing afterwards, checked to have the exported
+               weights; each compile starts after a sync, with no file
+               write-back in flight), `strata run model.stx
                --input=@... --output=...` checked against ONNX Runtime, then `strata run --warmup W
                --repeat N`: the median latency of N calls of the VM's
                Invoke (the CLI's own timer; loading the executable and the
@@ -47,6 +52,7 @@ The last line gives the geometric mean of ORT / Strata over the workloads.
 import argparse
 import datetime
 import math
+import multiprocessing
 import os
 import platform
 import re
@@ -192,6 +198,24 @@ def export(name, module, path):
         os.remove(path + ".data")
 
 
+def export_models(names, work_dir, re_export):
+    """Builds each model and exports it, unless its export was made from the
+    same weights (the .stamp next to it). Run in a child process, so that the
+    models are gone when Strata compiles."""
+    for name in names:
+        model_path = os.path.join(work_dir, name + ".onnx")
+        module = build_module(name)
+        stamp_path = model_path + ".stamp"
+        stamp = fingerprint(module)
+        stale = not os.path.exists(stamp_path) or open(stamp_path).read() != stamp
+        if re_export or stale or not os.path.exists(model_path):
+            print(f"exporting {name} ...", file=sys.stderr)
+            export(name, module, model_path)
+            with open(stamp_path, "w") as f:
+                f.write(stamp)
+        del module
+
+
 def fingerprint(module):
     """A hash of the module's parameters and buffers (and torch's version)."""
     import hashlib
@@ -272,39 +296,45 @@ def main():
             sys.exit(f"error: unknown workload '{w}'; known: {', '.join(WORKLOADS)}")
     os.makedirs(args.work_dir, exist_ok=True)
 
+    names = list(dict.fromkeys(WORKLOADS[w][0] for w in workloads))
+    # Export, then compile everything before anything is timed: compile times
+    # are taken before any ONNX Runtime or PyTorch run (their spinning workers
+    # slowed a compile started right after a timed run by up to 2x), and while
+    # this process holds no model (holding the PyTorch models, 1.2 GB, made
+    # BERT's compile 5.2-5.8 s instead of 4.0 s: a memory-heavy process pays
+    # for fresh pages on this VM, more so when the machine's memory is in use).
+    exporter = multiprocessing.get_context("spawn").Process(target=export_models,
+                                                              args=(names, args.work_dir, args.re_export))
+    exporter.start()
+    exporter.join()
+    if exporter.exitcode != 0:
+        sys.exit(f"error: exporting the models failed (exit {exporter.exitcode})")
+    compiled, compile_seconds = {}, {}
+    for name in names:
+        # Each compile starts with no write-back in flight (the exports', the
+        # previous executable's): on this VM a 500 MB executable written while
+        # the kernel still flushed earlier files took 2.4-3.2 s instead of 1.3.
+        os.sync()
+        time.sleep(args.settle_seconds)
+        model_path = os.path.join(args.work_dir, name + ".onnx")
+        exe = os.path.join(args.work_dir, name + ".stx")
+        start = time.perf_counter()
+        run([strata, "compile", model_path, "-o", exe] + args.compile_flags.split(), f"strata compile {name}")
+        compile_seconds[name] = time.perf_counter() - start
+        compiled[name] = exe
+
     import onnxruntime as ort
     import torch
 
     torch.set_num_threads(args.threads)
-    modules, compiled, compile_seconds = {}, {}, {}
+    modules = {}
+    for name in names:
+        modules[name] = build_module(name)
+        # PyTorch times the very weights that were exported.
+        with open(os.path.join(args.work_dir, name + ".onnx.stamp")) as f:
+            if f.read() != fingerprint(modules[name]):
+                sys.exit(f"error: {name} built for PyTorch's timing differs from the exported one")
     rows = []
-    # Build, export and compile everything first, so compile times are taken
-    # before any ONNX Runtime or PyTorch run (their spinning workers slowed a
-    # compile started right after a timed run by up to 2x).
-    for workload in workloads:
-        name = WORKLOADS[workload][0]
-        model_path = os.path.join(args.work_dir, name + ".onnx")
-        if name not in modules:
-            modules[name] = build_module(name)
-            # An export is reused only if it was made from these very weights.
-            stamp_path = model_path + ".stamp"
-            stamp = fingerprint(modules[name])
-            stale = not os.path.exists(stamp_path) or open(stamp_path).read() != stamp
-            if args.re_export or stale or not os.path.exists(model_path):
-                print(f"exporting {name} ...", file=sys.stderr)
-                export(name, modules[name], model_path)
-                with open(stamp_path, "w") as f:
-                    f.write(stamp)
-    time.sleep(args.settle_seconds)  # PyTorch's workers (calibration, export) go idle
-    for workload in workloads:
-        name = WORKLOADS[workload][0]
-        model_path = os.path.join(args.work_dir, name + ".onnx")
-        if name not in compiled:
-            exe = os.path.join(args.work_dir, name + ".stx")
-            start = time.perf_counter()
-            run([strata, "compile", model_path, "-o", exe] + args.compile_flags.split(), f"strata compile {name}")
-            compile_seconds[name] = time.perf_counter() - start
-            compiled[name] = exe
 
     for workload in workloads:
         name, make_inputs = WORKLOADS[workload]

@@ -37,6 +37,7 @@ const std::vector<FamilyPatterns>& Families() {
       // split has several results; the rest compute each output element from
       // input elements at computed indices.
       {&ManipulationOps, P::kInjective, {{"split", P::kOpaque}}},
+      {&ReshapeOps, P::kInjective, {}},
       {&ShapeValueOps, P::kOpaque, {}},
       {&IndexingOps,
        P::kOpaque,

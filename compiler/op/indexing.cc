@@ -8,6 +8,7 @@
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/ir/printer.h"
 #include "compiler/op/builtin_ops.h"
+#include "compiler/op/data_movement.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
 
@@ -17,17 +18,9 @@ namespace {
 using analysis::DimText;
 using tir::PrimExprKind;
 
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
-
-tir::Stmt Store(const tir::Buffer& out, std::vector<PrimExpr> index, PrimExpr value) {
-  for (PrimExpr& i : index) i = arith::Simplify(i);
-  return tir::BufferStoreNode::make(out, std::move(index), std::move(value));
-}
-
-PrimExpr Load(const tir::Buffer& in, std::vector<PrimExpr> index) {
-  for (PrimExpr& i : index) i = arith::Simplify(i);
-  return tir::BufferLoadNode::make(in, std::move(index));
-}
+using movement::Bin;
+using movement::Load;
+using movement::Store;
 
 PrimExpr AsI64(PrimExpr v) { return v.dtype() == DataType::I64() ? v : tir::CastNode::make(DataType::I64(), v); }
 
