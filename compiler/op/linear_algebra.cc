@@ -379,6 +379,39 @@ Stmt PanelRowKernel(const Gemm& g) {
   return Let(panels, CeilDiv(N, kColTile), body);
 }
 
+// Packing b into panels (per block and slice in GemmKernel, or all of it once
+// per call in PrepackedGemmKernel); `at` gives the destination index of a
+// panel element.
+using PanelIndex = std::function<std::vector<PrimExpr>(PrimExpr k, PrimExpr c)>;
+
+// Reduction step k of b's columns col0 .. col0 + kColTile - 1, read along b's
+// row (matmul): one contiguous run. Past N (the last panel) the columns up to
+// N are copied as one run and the rest are zero (their sums are dropped).
+// Clamping the column index instead (min(col0 + c, N - 1)) made LLVM vectorize
+// down the rows with a gather and a scatter per 16 elements; a lane condition
+// with a store in each branch is not vectorized at all.
+Stmt PackPanelStep(const Gemm& g, const std::vector<PrimExpr>& batch, PrimExpr k, PrimExpr b_k, PrimExpr col0,
+                   const tir::Buffer& dst, const PanelIndex& at) {
+  tir::Var c("pj"), zc("pj"), qc("pj");
+  Stmt whole = Loop(c, kColTile, ForKind::kVectorized, Store(dst, at(k, c), g.b(batch, b_k, col0 + c)));
+  Stmt edge =
+      tir::SeqStmtNode::make({Loop(zc, kColTile, ForKind::kVectorized, Store(dst, at(k, zc), Const(g.dtype, 0))),
+                              Loop(qc, tir::Min(PrimExpr(kColTile), g.cols - col0), ForKind::kVectorized,
+                                   Store(dst, at(k, qc), g.b(batch, b_k, col0 + qc)))});
+  return tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, col0 + kColTile, g.cols), whole, edge);
+}
+
+// Reduction steps k0 .. k0 + depth - 1 of one panel (columns from col0), read
+// down each column of b (dense's weight rows), in memory order; columns past N
+// repeat the last one.
+Stmt PackPanelOfColumns(const Gemm& g, const std::vector<PrimExpr>& batch, PrimExpr k0, PrimExpr depth, PrimExpr col0,
+                        const tir::Buffer& dst, const PanelIndex& at) {
+  tir::Var c("pj"), k("pk");
+  return Loop(c, kColTile, ForKind::kSerial,
+              Loop(k, depth, ForKind::kSerial,
+                   Store(dst, at(k, c), g.b(batch, Simplify(k0 + k), tir::Min(col0 + c, g.cols - 1)))));
+}
+
 // The tiled schedule; see the top of the file.
 Stmt GemmKernel(const Gemm& g) {
   const DataType t = g.dtype;
@@ -393,42 +426,25 @@ Stmt GemmKernel(const Gemm& g) {
   tir::Var col_tiles("col_tiles");
   tir::Var batch_task("batch");  // the flat output batch index of a task
   const std::vector<PrimExpr> batch = Unflatten(batch_task, g.batch);
-  auto clamp_col = [&](PrimExpr col) { return tir::Min(col, N - 1); };
 
   // Pack the block's columns of b for the reduction steps k0 .. k0 + kc into
   // one panel per column tile jt (past the last column: dense's panel repeats
   // it, matmul's is zero). A constant's panels are read in place.
-  tir::Var pk("pk"), pj("pj");
+  tir::Var pk("pk");
+  const PanelIndex in_panel = [&](PrimExpr kk, PrimExpr cc) { return std::vector<PrimExpr>{jt, kk, cc}; };
   Stmt pack_block;
   if (g.panels != nullptr) {
     pack_block = tir::SeqStmtNode::make({});
   } else if (g.b_k_contiguous) {
-    // Down each column of b, in memory order.
-    pack_block = Loop(
-        jt, col_tiles, ForKind::kSerial,
-        Let(jj, j0 + jt * kColTile,
-            Loop(pj, kColTile, ForKind::kSerial,
-                 Loop(pk, kc, ForKind::kSerial, Store(panel, {jt, pk, pj}, g.b(batch, k0 + pk, clamp_col(jj + pj)))))));
+    pack_block = Loop(jt, col_tiles, ForKind::kSerial,
+                      Let(jj, j0 + jt * kColTile, PackPanelOfColumns(g, batch, k0, kc, jj, panel, in_panel)));
   } else {
     // Along each row of b, the block's columns in memory order: column tile
     // by column tile, the reads were 128-byte runs 4 KiB apart (for
     // N = 1024) that missed the caches, 10% of a 1024^3 GEMM.
-    tir::Var qj("pj"), zj("pj");
-    Stmt whole = Loop(pj, kColTile, ForKind::kVectorized, Store(panel, {jt, pk, pj}, g.b(batch, k0 + pk, jj + pj)));
-    // The last tile: the columns up to N copied as one contiguous run, the rest
-    // zero (their sums are dropped). Clamping the column index instead
-    // (min(jj + pj, N - 1)) made LLVM vectorize down the rows with a gather
-    // and a scatter per 16 elements; a lane condition with a store in each
-    // branch is not vectorized at all.
-    Stmt edge =
-        tir::SeqStmtNode::make({Loop(zj, kColTile, ForKind::kVectorized, Store(panel, {jt, pk, zj}, Const(t, 0))),
-                                Loop(qj, tir::Min(PrimExpr(kColTile), N - jj), ForKind::kVectorized,
-                                     Store(panel, {jt, pk, qj}, g.b(batch, k0 + pk, jj + qj)))});
     pack_block = Loop(pk, kc, ForKind::kSerial,
                       Loop(jt, col_tiles, ForKind::kSerial,
-                           Let(jj, j0 + jt * kColTile,
-                               tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, jj + kColTile, N),
-                                                         whole, edge))));
+                           Let(jj, j0 + jt * kColTile, PackPanelStep(g, batch, pk, k0 + pk, jj, panel, in_panel))));
   }
 
   // Column tile jj's panel: the packed copy, or the constant's own panel jj / kColTile.
@@ -554,35 +570,22 @@ constexpr int64_t kPrepackMinRows = 2 * kBlockRows + 1;
 // oneDNN, whose matmul also copies b once per thread).
 Stmt PrepackedGemmKernel(const Gemm& g) {
   const DataType t = g.dtype;
-  const PrimExpr N = g.cols, K = g.depth;
-  tir::Var panel_count("panel_count"), task("task"), batch_task("batch"), p("p"), k("kk"), c("c"), zc("c"), qc("c");
+  const PrimExpr K = g.depth;
+  tir::Var panel_count("panel_count"), task("task"), batch_task("batch"), p("p"), k("kk");
   const std::vector<PrimExpr> batch = Unflatten(batch_task, g.batch);
   const PrimExpr batches = Product(g.batch);
   const tir::Buffer packed = KernelBuilder::Local("Bpacked", t, {batches, panel_count, K, kColTile});
   const PrimExpr batch_index = g.batch.empty() ? PrimExpr(0) : PrimExpr(batch_task);
-  const PrimExpr col0 = p * kColTile;
-  Stmt pack;
-  if (g.b_k_contiguous) {
-    // Down each column of b (dense's weight rows), in memory order.
-    pack = Loop(
-        c, kColTile, ForKind::kSerial,
-        Loop(k, K, ForKind::kSerial, Store(packed, {batch_index, p, k, c}, g.b(batch, k, tir::Min(col0 + c, N - 1)))));
-  } else {
-    // Along each row of b; the last panel is zero past N, then one contiguous copy.
-    Stmt whole =
-        Loop(c, kColTile, ForKind::kVectorized, Store(packed, {batch_index, p, k, c}, g.b(batch, k, col0 + c)));
-    Stmt edge = tir::SeqStmtNode::make(
-        {Loop(zc, kColTile, ForKind::kVectorized, Store(packed, {batch_index, p, k, zc}, Const(t, 0))),
-         Loop(qc, N - col0, ForKind::kVectorized, Store(packed, {batch_index, p, k, qc}, g.b(batch, k, col0 + qc)))});
-    pack = Loop(k, K, ForKind::kSerial,
-                tir::IfThenElseNode::make(tir::BinaryOpNode::make(PrimExprKind::kLE, col0 + kColTile, N), whole, edge));
-  }
+  const PanelIndex in_packed = [&](PrimExpr kk, PrimExpr cc) { return std::vector<PrimExpr>{batch_index, p, kk, cc}; };
+  Stmt pack = g.b_k_contiguous
+                  ? PackPanelOfColumns(g, batch, 0, K, p * kColTile, packed, in_packed)
+                  : Loop(k, K, ForKind::kSerial, PackPanelStep(g, batch, k, k, p * kColTile, packed, in_packed));
   pack = Let(p, tir::FloorMod(task, panel_count), pack);
   if (!g.batch.empty()) pack = Let(batch_task, tir::FloorDiv(task, panel_count), pack);
   pack = Loop(task, batches * panel_count, ForKind::kParallel, pack);
   Gemm prepacked = g;
   prepacked.panels = packed;
-  return Let(panel_count, CeilDiv(N, kColTile),
+  return Let(panel_count, CeilDiv(g.cols, kColTile),
              tir::AllocateNode::make(packed, tir::SeqStmtNode::make({pack, GemmKernel(prepacked)})));
 }
 
