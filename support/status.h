@@ -103,6 +103,17 @@ class [[nodiscard]] Status {
     return std::move(*this);
   }
 
+  // True when the error says that a caller's argument does not fit the
+  // function's signature (its kind, rank, dtype or a dimension): what the VM's
+  // argument and match_shape checks report. Front ends map it to their own
+  // "bad input" error (strata.ShapeError in Python) rather than a failure of
+  // the program; the code stays kInvalidArgument.
+  bool is_signature_mismatch() const { return error_ && error_->signature_mismatch; }
+  Status MarkSignatureMismatch() && {
+    if (error_) error_->signature_mismatch = true;
+    return std::move(*this);
+  }
+
   Status(const Status& other) : error_(other.error_ ? std::make_unique<Payload>(*other.error_) : nullptr) {}
   Status& operator=(const Status& other) {
     error_ = other.error_ ? std::make_unique<Payload>(*other.error_) : nullptr;
@@ -116,9 +127,10 @@ class [[nodiscard]] Status {
     StatusCode code;
     std::string message;
     SourceLocation location;
+    bool signature_mismatch = false;
   };
   Status(StatusCode code, std::string message)
-      : error_(std::make_unique<Payload>(Payload{code, std::move(message), SourceLocation{}})) {}
+      : error_(std::make_unique<Payload>(Payload{code, std::move(message), SourceLocation{}, false})) {}
   std::unique_ptr<Payload> error_;
 };
 

@@ -101,6 +101,11 @@ Status AllocShapeHeap(void*, const Value* const* args, int32_t num_args, Value* 
   return Status::Ok();
 }
 
+// An argument that does not fit the signature the check states (its err_ctx
+// names the function and parameter): marked, so that front ends tell it from
+// a failing program (Status::is_signature_mismatch).
+Status Mismatch(Status status) { return std::move(status).MarkSignatureMismatch(); }
+
 Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*) {
   constexpr const char* kName = builtin::kCheckTensorInfo;
   STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 4, "v, ndim, dtype, err_ctx"));
@@ -111,15 +116,15 @@ Status CheckTensorInfo(void*, const Value* const* args, int32_t num_args, Value*
   STRATA_RETURN_IF_ERROR(GetDataType(kName, args, 2, "dtype", &dtype));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 3, "err_ctx", &ctx));
   const Value& v = *args[0];
-  if (!v.is_tensor()) return Status(ErrorStatus() << *ctx << ": expected a Tensor, got " << v.Describe());
+  if (!v.is_tensor()) return Mismatch(ErrorStatus() << *ctx << ": expected a Tensor, got " << v.Describe());
   const Tensor* t = v.tensor();
   if (ndim != -1 && t->ndim() != ndim) {
-    return Status(ErrorStatus() << *ctx << ": expected a tensor of rank " << ndim << ", got rank " << t->ndim() << " ("
-                                << t->TypeString() << ")");
+    return Mismatch(ErrorStatus() << *ctx << ": expected a tensor of rank " << ndim << ", got rank " << t->ndim()
+                                  << " (" << t->TypeString() << ")");
   }
   if (!dtype.is_void() && t->dtype() != dtype) {
-    return Status(ErrorStatus() << *ctx << ": expected dtype " << dtype.ToString() << ", got " << t->dtype().ToString()
-                                << " (" << t->TypeString() << ")");
+    return Mismatch(ErrorStatus() << *ctx << ": expected dtype " << dtype.ToString() << ", got "
+                                  << t->dtype().ToString() << " (" << t->TypeString() << ")");
   }
   return Status::Ok();
 }
@@ -132,10 +137,10 @@ Status CheckShapeInfo(void*, const Value* const* args, int32_t num_args, Value*)
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "ndim", &ndim));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
   const Value& v = *args[0];
-  if (!v.is_shape()) return Status(ErrorStatus() << *ctx << ": expected a Shape, got " << v.Describe());
+  if (!v.is_shape()) return Mismatch(ErrorStatus() << *ctx << ": expected a Shape, got " << v.Describe());
   if (ndim != -1 && static_cast<int64_t>(v.shape().size()) != ndim) {
-    return Status(ErrorStatus() << *ctx << ": expected a shape of rank " << ndim << ", got rank " << v.shape().size()
-                                << " " << ShapeToString(v.shape()));
+    return Mismatch(ErrorStatus() << *ctx << ": expected a shape of rank " << ndim << ", got rank " << v.shape().size()
+                                  << " " << ShapeToString(v.shape()));
   }
   return Status::Ok();
 }
@@ -157,7 +162,7 @@ Status CheckPrimInfo(void*, const Value* const* args, int32_t num_args, Value*) 
     ok = v.is_int() || v.is_float();
   }
   if (!ok) {
-    return Status(ErrorStatus() << *ctx << ": expected a " << dtype.ToString() << " scalar, got " << v.Describe());
+    return Mismatch(ErrorStatus() << *ctx << ": expected a " << dtype.ToString() << " scalar, got " << v.Describe());
   }
   return Status::Ok();
 }
@@ -170,9 +175,9 @@ Status CheckTupleInfo(void*, const Value* const* args, int32_t num_args, Value*)
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "size", &size));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 2, "err_ctx", &ctx));
   const Value& v = *args[0];
-  if (!v.is_tuple()) return Status(ErrorStatus() << *ctx << ": expected a Tuple, got " << v.Describe());
+  if (!v.is_tuple()) return Mismatch(ErrorStatus() << *ctx << ": expected a Tuple, got " << v.Describe());
   if (size != -1 && v.tuple()->size() != size) {
-    return Status(ErrorStatus() << *ctx << ": expected a tuple of " << size << " fields, got " << v.tuple()->size());
+    return Mismatch(ErrorStatus() << *ctx << ": expected a tuple of " << size << " fields, got " << v.tuple()->size());
   }
   return Status::Ok();
 }
@@ -202,11 +207,11 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
   } else if (v.is_shape()) {
     dims = v.shape();
   } else {
-    return Status(ErrorStatus() << *ctx << ": expected a Tensor or Shape, got " << v.Describe());
+    return Mismatch(ErrorStatus() << *ctx << ": expected a Tensor or Shape, got " << v.Describe());
   }
   if (static_cast<int64_t>(dims.size()) != ndim) {
-    return Status(ErrorStatus() << *ctx << ": expected rank " << ndim << ", got rank " << dims.size() << " (shape "
-                                << ShapeToString(dims) << ")");
+    return Mismatch(ErrorStatus() << *ctx << ": expected rank " << ndim << ", got rank " << dims.size() << " (shape "
+                                  << ShapeToString(dims) << ")");
   }
   int64_t* heap_data = heap ? heap->data_as<int64_t>() : nullptr;
   for (int64_t i = 0; i < ndim; ++i) {
@@ -220,7 +225,7 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
     switch (code) {
       case 0:
         if (actual != value) {
-          return Status(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << ", got " << actual);
+          return Mismatch(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << ", got " << actual);
         }
         break;
       case 1:
@@ -232,8 +237,8 @@ Status MatchShape(void*, const Value* const* args, int32_t num_args, Value*) {
         STRATA_RETURN_IF_ERROR(CheckHeapIndex(kName, heap, value));
         int64_t bound = heap_data[value];
         if (actual != bound) {
-          return Status(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << " = " << bound
-                                      << ", got " << actual);
+          return Mismatch(ErrorStatus() << *ctx << ": dimension " << i << " expected " << expr << " = " << bound
+                                        << ", got " << actual);
         }
         break;
       }
@@ -301,7 +306,7 @@ Status CheckBound(void*, const Value* const* args, int32_t num_args, Value*) {
   STRATA_RETURN_IF_ERROR(GetInt(kName, args, 2, "hi", &hi));
   STRATA_RETURN_IF_ERROR(GetString(kName, args, 3, "err_ctx", &ctx));
   int64_t value = v.shape()[0];
-  if (value < lo || value > hi) return Status(ErrorStatus() << *ctx << ": got " << value);
+  if (value < lo || value > hi) return Mismatch(ErrorStatus() << *ctx << ": got " << value);
   return Status::Ok();
 }
 

@@ -318,7 +318,8 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   if (!status.ok()) {
     Reset();
     // Messages quote string constants of the file (err_ctx); keep them one line.
-    return Status::Error(status.code(), PrintableText(status.message()));
+    Status printable = Status::Error(status.code(), PrintableText(status.message()));
+    return status.is_signature_mismatch() ? std::move(printable).MarkSignatureMismatch() : printable;
   }
   return result;
 }
