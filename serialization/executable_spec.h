@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -39,6 +40,25 @@ struct MemoryPlanSpec {
   bool empty() const { return storages.empty() && tensors.empty() && pooled.empty() && bounds.empty(); }
 };
 
+// What a bytecode function takes and returns (executable.fbs: ValueSignature):
+// the graph function's struct info, per field and as the text IR prints it.
+struct ValueSignatureSpec {
+  std::string kind;                        // "tensor", "shape", "prim", "tuple", "object"
+  std::string dtype;                       // tensor / prim element type; empty when not known
+  int32_t ndim = -1;                       // tensor / shape rank; -1 when not known
+  std::vector<std::string> dims;           // one per dimension when the shape is known, else empty
+  std::vector<ValueSignatureSpec> fields;  // tuple fields
+  std::string text;                        // "Tensor[(batch, 768), f32]"
+};
+struct SignatureSpec {
+  std::vector<ValueSignatureSpec> params;
+  ValueSignatureSpec result;
+};
+// The deepest nesting of ValueSignatures (a top-level parameter is level 1) a file
+// may hold. The flatbuffers verifier stops at 64 tables deep in all; this bound
+// leaves room below that for a precise message and bounds the readers' recursion.
+inline constexpr int kMaxSignatureDepth = 32;
+
 struct FunctionSpec {
   std::string name;
   FunctionKindSpec kind = FunctionKindSpec::kBytecode;
@@ -56,6 +76,8 @@ struct FunctionSpec {
   MemoryPlanSpec memory_plan;
   // Device functions: index into ExecutableSpec::devices; `symbol` is the kernel's name.
   int32_t device_index = -1;
+  // Bytecode functions: the parameters' and the result's annotations (none: not written).
+  std::optional<SignatureSpec> signature;
 };
 
 struct DeviceRequirementSpec {

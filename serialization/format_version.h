@@ -9,7 +9,7 @@
 namespace strata::serialization {
 
 inline constexpr uint32_t kFormatMajor = 1;
-inline constexpr uint32_t kFormatMinor = 3;
+inline constexpr uint32_t kFormatMinor = 4;
 inline constexpr const char* kFileIdentifier = "STRX";
 // Alignment of tensor constant data inside the file (and of the file in memory).
 inline constexpr size_t kConstantAlignment = 64;

@@ -3,11 +3,13 @@
 
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "serialization/checksum.h"
+#include "serialization/executable_spec.h"
 #include "support/data_type.h"
 #include "support/printable_text.h"
 
@@ -103,6 +105,73 @@ Status VerifyMemoryPlan(const std::string& label, const fb::MemoryPlan* plan) {
   return Status::Ok();
 }
 
+// A signature's annotation text holds a whole tuple of results: far longer than a name may be.
+constexpr size_t kMaxSignatureTextBytes = size_t{1} << 20;
+
+// One value of a signature and its fields: what the kind allows, consistent ranks,
+// printable text. `at` names it ("functions[0] 'main': signature.params[1]").
+Status VerifyValueSignature(const std::string& at, const fb::ValueSignature* v, int depth) {
+  if (depth > kMaxSignatureDepth) {
+    return Status(Corrupt() << at << ": nested more than " << kMaxSignatureDepth << " levels deep");
+  }
+  STRATA_RETURN_IF_ERROR(CheckName(at, "kind", v->kind()));
+  const std::string_view kind = v->kind() ? v->kind()->string_view() : std::string_view();
+  if (kind.empty()) return Status(Corrupt() << at << ": no kind");
+  const bool tensor = kind == "tensor", shape = kind == "shape", prim = kind == "prim", tuple = kind == "tuple";
+  if (!tensor && !shape && !prim && !tuple && kind != "object") {
+    return Status(Corrupt() << at << ": unknown kind '" << PrintableText(kind, 64)
+                            << "' (expected tensor, shape, prim, tuple or object)");
+  }
+  const std::string a_kind = (kind == "object" ? "an " : "a ") + std::string(kind);
+  if (v->text() != nullptr && !IsPrintableText(v->text()->string_view(), kMaxSignatureTextBytes)) {
+    return Status(Corrupt() << at << ": text is not printable text or longer than " << kMaxSignatureTextBytes
+                            << " bytes ('" << PrintableText(v->text()->string_view(), 64) << "')");
+  }
+  if (v->dtype() != nullptr && v->dtype()->size() > 0) {
+    if (!tensor && !prim) return Status(Corrupt() << at << ": " << a_kind << " has no dtype");
+    std::optional<DataType> dtype = DataType::Parse(v->dtype()->string_view());
+    if (!dtype || dtype->is_void()) {
+      return Status(Corrupt() << at << ": dtype '" << PrintableText(v->dtype()->string_view(), 64)
+                              << "' is not a data type");
+    }
+  }
+  const uint32_t num_dims = SizeOf(v->dims());
+  if (!tensor && !shape && (v->ndim() != -1 || v->dims() != nullptr)) {
+    return Status(Corrupt() << at << ": " << a_kind << " has no ndim or dims");
+  }
+  if (v->ndim() < -1) return Status(Corrupt() << at << ": ndim " << v->ndim() << " out of range (-1 or more)");
+  if (v->dims() != nullptr && static_cast<int64_t>(num_dims) != v->ndim()) {
+    return Status(Corrupt() << at << ": " << num_dims << " dims for ndim " << v->ndim());
+  }
+  for (uint32_t i = 0; i < num_dims; ++i) {
+    const std::string dim = "dims[" + std::to_string(i) + "]";
+    if (v->dims()->Get(i)->size() == 0) return Status(Corrupt() << at << ": " << dim << " is empty");
+    STRATA_RETURN_IF_ERROR(CheckName(at, dim.c_str(), v->dims()->Get(i)));
+  }
+  if (!tuple && v->fields() != nullptr) return Status(Corrupt() << at << ": " << a_kind << " has no fields");
+  for (uint32_t i = 0; i < SizeOf(v->fields()); ++i) {
+    STRATA_RETURN_IF_ERROR(
+        VerifyValueSignature(at + ".fields[" + std::to_string(i) + "]", v->fields()->Get(i), depth + 1));
+  }
+  return Status::Ok();
+}
+
+// The parameters' and result's annotations of a bytecode function whose layout is verified.
+Status VerifySignature(const std::string& label, const fb::Function* f) {
+  const fb::Signature* sig = f->signature();
+  const uint32_t num_params = SizeOf(sig->params());
+  if (num_params != static_cast<uint32_t>(f->num_params())) {
+    return Status(Corrupt() << label << ": signature has " << num_params << " params for " << f->num_params()
+                            << " parameters");
+  }
+  for (uint32_t i = 0; i < num_params; ++i) {
+    STRATA_RETURN_IF_ERROR(
+        VerifyValueSignature(label + ": signature.params[" + std::to_string(i) + "]", sig->params()->Get(i), 1));
+  }
+  if (sig->result() == nullptr) return Status(Corrupt() << label << ": signature has no result");
+  return VerifyValueSignature(label + ": signature.result", sig->result(), 1);
+}
+
 Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Function* f) {
   const std::string index_label = "functions[" + std::to_string(index) + "]";
   STRATA_RETURN_IF_ERROR(CheckName(index_label, "name", f->name()));
@@ -115,8 +184,13 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
     }
   }
   if (f->memory_plan() != nullptr) STRATA_RETURN_IF_ERROR(VerifyMemoryPlan(label, f->memory_plan()));
+  if (f->signature() != nullptr && f->kind() != fb::FunctionKind::Bytecode) {
+    return Status(Corrupt() << label << ": only bytecode functions have a signature");
+  }
   switch (f->kind()) {
-    case fb::FunctionKind::Bytecode: return VerifyBytecodeFunctionLayout(label, f);
+    case fb::FunctionKind::Bytecode:
+      STRATA_RETURN_IF_ERROR(VerifyBytecodeFunctionLayout(label, f));
+      return f->signature() != nullptr ? VerifySignature(label, f) : Status::Ok();
     case fb::FunctionKind::CompiledKernel: {
       uint32_t n = SizeOf(exe.native_modules());
       if (f->module_index() < 0 || static_cast<uint32_t>(f->module_index()) >= n) {

@@ -5,7 +5,11 @@
 // Runs on a buffer the flatbuffers verifier accepted. After it succeeds:
 //   - every function has a valid kind; a bytecode function has 0 <= num_params
 //     <= num_registers <= kMaxRegisters, param_names absent or one per parameter,
-//     and non-empty, 8-byte aligned code;
+//     and non-empty, 8-byte aligned code; its signature, when present, has one
+//     value per parameter and a result, each of a known kind with only the
+//     fields that kind has (dtype a data type, dims one per ndim, tuple fields
+//     nested at most kMaxSignatureDepth deep) and printable text; no other
+//     function has a signature;
 //   - compiled-kernel functions name a native module in range and a symbol;
 //   - library functions have a name;
 //   - constants have a value of a known type; tensor constants a valid dtype,

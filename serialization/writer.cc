@@ -33,6 +33,31 @@ fbs::Offset<fb::MemoryPlan> WriteMemoryPlan(fbs::FlatBufferBuilder& b, const Mem
                               b.CreateVectorOfStrings(plan.pooled), b.CreateVectorOfStrings(plan.bounds));
 }
 
+fbs::Offset<fb::ValueSignature> WriteValueSignature(fbs::FlatBufferBuilder& b, const ValueSignatureSpec& v) {
+  // Children first: a table's fields must be finished before it is started.
+  fbs::Offset<fbs::Vector<fbs::Offset<fbs::String>>> dims;
+  if (!v.dims.empty()) dims = b.CreateVectorOfStrings(v.dims);
+  fbs::Offset<fbs::Vector<fbs::Offset<fb::ValueSignature>>> fields;
+  if (!v.fields.empty()) {
+    std::vector<fbs::Offset<fb::ValueSignature>> offsets;
+    offsets.reserve(v.fields.size());
+    for (const ValueSignatureSpec& field : v.fields) offsets.push_back(WriteValueSignature(b, field));
+    fields = b.CreateVector(offsets);
+  }
+  fbs::Offset<fbs::String> dtype;
+  if (!v.dtype.empty()) dtype = b.CreateString(v.dtype);
+  return fb::CreateValueSignature(b, b.CreateString(v.kind), dtype, v.ndim, dims, fields, b.CreateString(v.text));
+}
+
+fbs::Offset<fb::Signature> WriteSignature(fbs::FlatBufferBuilder& b, const SignatureSpec& sig) {
+  std::vector<fbs::Offset<fb::ValueSignature>> params;
+  params.reserve(sig.params.size());
+  for (const ValueSignatureSpec& p : sig.params) params.push_back(WriteValueSignature(b, p));
+  auto params_vec = b.CreateVector(params);
+  auto result = WriteValueSignature(b, sig.result);
+  return fb::CreateSignature(b, params_vec, result);
+}
+
 fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const FunctionSpec& f) {
   auto name = b.CreateString(f.name);
   fbs::Offset<fbs::Vector<fbs::Offset<fbs::String>>> param_names;
@@ -45,6 +70,8 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   if (!f.backend.empty()) backend = b.CreateString(f.backend);
   fbs::Offset<fb::MemoryPlan> memory_plan;
   if (!f.memory_plan.empty()) memory_plan = WriteMemoryPlan(b, f.memory_plan);
+  fbs::Offset<fb::Signature> signature;
+  if (f.signature) signature = WriteSignature(b, *f.signature);
   fb::FunctionBuilder fn(b);
   fn.add_name(name);
   fn.add_kind(static_cast<fb::FunctionKind>(f.kind));
@@ -57,6 +84,7 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   if (!backend.IsNull()) fn.add_backend(backend);
   if (!memory_plan.IsNull()) fn.add_memory_plan(memory_plan);
   if (f.device_index >= 0) fn.add_device_index(f.device_index);
+  if (!signature.IsNull()) fn.add_signature(signature);
   return fn.Finish();
 }
 

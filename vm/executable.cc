@@ -66,6 +66,22 @@ serialization::MemoryPlanSpec ReadMemoryPlan(const fb::MemoryPlan& plan) {
   return out;
 }
 
+// Recursion is bounded: the verifier refused nesting deeper than kMaxSignatureDepth.
+ValueSignature ReadValueSignature(const fb::ValueSignature& v) {
+  ValueSignature out;
+  out.kind = Str(v.kind());
+  out.dtype = Str(v.dtype());
+  out.ndim = v.ndim();
+  if (v.dims()) {
+    for (const fbs::String* d : *v.dims()) out.dims.push_back(Str(d));
+  }
+  if (v.fields()) {
+    for (const fb::ValueSignature* field : *v.fields()) out.fields.push_back(ReadValueSignature(*field));
+  }
+  out.text = Str(v.text());
+  return out;
+}
+
 constexpr size_t kAlignment = serialization::kConstantAlignment;
 
 StatusOr<uint8_t*> AllocateAligned(size_t size) {
@@ -201,6 +217,13 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
                                                      : "arg" + std::to_string(p));
         }
         out.code = std::span<const int64_t>(f->code()->data(), f->code()->size());
+        if (const fb::Signature* sig = f->signature()) {
+          out.has_signature = true;
+          if (sig->params()) {  // absent when there are no parameters
+            for (const fb::ValueSignature* p : *sig->params()) out.param_signatures.push_back(ReadValueSignature(*p));
+          }
+          out.result_signature = ReadValueSignature(*sig->result());
+        }
       } else if (out.kind == FunctionKind::kCompiledKernel) {
         out.module_index = f->module_index();
         out.symbol = f->symbol()->str();

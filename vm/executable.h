@@ -51,6 +51,19 @@ inline constexpr uint64_t kDispatchValueTag = uint64_t{1} << 63;
 static_assert(kDispatchValueTag == STRATA_VM_OPERAND_VALUE_TAG, "compiled kernels' VM entries decode operands");
 const char* FunctionKindName(FunctionKind kind);  // "bytecode", "compiled kernel", "library", "device kernel"
 
+// What a bytecode function takes or returns, from the graph function's annotation
+// (executable.fbs: ValueSignature): for describing and checking calls, never for running them.
+struct ValueSignature {
+  std::string kind;   // "tensor", "shape", "prim", "tuple", "object"
+  std::string dtype;  // tensor / prim element type ("f32", "i64"); empty when not known
+  int32_t ndim = -1;  // tensor / shape rank; -1 when not known
+  // Each dimension's expression in the text IR's syntax ("768", "batch", "n * 2 + 1");
+  // empty when the dimensions are not known (a 0-d value has ndim 0).
+  std::vector<std::string> dims;
+  std::vector<ValueSignature> fields;  // tuple fields
+  std::string text;                    // the whole annotation: "Tensor[(batch, 768), f32]"
+};
+
 // One entry of the function table, with everything the interpreter needs.
 struct VMFunction {
   std::string name;
@@ -79,6 +92,11 @@ struct VMFunction {
   int32_t device_index = -1;
   PluggedDevice* device = nullptr;  // resolved at load (null when not resolved)
   StrataDeviceKernel device_kernel = 0;
+  // Bytecode functions: the parameters' and the result's annotations. Files older
+  // than format 1.4 have none (has_signature false, both left empty).
+  bool has_signature = false;
+  std::vector<ValueSignature> param_signatures;  // one per parameter
+  ValueSignature result_signature;
 };
 
 // Description of a native module, for inspection.

@@ -124,9 +124,18 @@ std::string DescribeExecutable(const Executable& exe) {
     out << "  [" << i << "] " << f.name << "  " << FunctionKindName(f.kind);
     switch (f.kind) {
       case FunctionKind::kBytecode: {
-        out << "  params (";
-        for (size_t p = 0; p < f.param_names.size(); ++p) out << (p ? ", " : "") << f.param_names[p];
-        out << ")  registers " << f.num_registers << "  code " << f.code.size() << " words\n";
+        if (f.has_signature) {
+          out << "  (";
+          for (size_t p = 0; p < f.param_names.size(); ++p) {
+            out << (p ? ", " : "") << f.param_names[p] << ": " << f.param_signatures[p].text;
+          }
+          out << ") -> " << f.result_signature.text;
+        } else {
+          out << "  params (";
+          for (size_t p = 0; p < f.param_names.size(); ++p) out << (p ? ", " : "") << f.param_names[p];
+          out << ")";
+        }
+        out << "  registers " << f.num_registers << "  code " << f.code.size() << " words\n";
         DescribeMemoryPlan(f.memory_plan, out);
         out << DisassembleFunction(exe, f);
         break;

@@ -191,8 +191,10 @@ TEST_F(Cli, InspectShowsVersionFunctionsBytecodeAndKernels) {
   std::string out;
   ASSERT_EQ(Run("inspect " + exe_, &out), 0) << out;
   // The matmul's result is an intermediate: the plan puts it in a symbolic storage.
-  for (const char* expected : {"format 1.3", "main", "tir_matmul", "tir_relu", "vm.builtin.match_shape", "ret",
-                               "memory plan: 1 storage, 1 tensor planned, 1 pooled", "(symbolic, reused)"}) {
+  for (const char* expected :
+       {"format 1.4", "[0] main  bytecode  (x: Tensor[ndim=2, f32], w: Tensor[ndim=2, f32]) -> Tensor[(m, k), f32]",
+        "tir_matmul", "tir_relu", "vm.builtin.match_shape", "ret", "memory plan: 1 storage, 1 tensor planned, 1 pooled",
+        "(symbolic, reused)"}) {
     EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
   }
 }

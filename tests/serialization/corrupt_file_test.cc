@@ -52,7 +52,13 @@ ExecutableBuilder SmallExecutable() {
       .Goto("loop")
       .Label("done")
       .Ret(4);
-  b.Bytecode("main", {"x", "n"}, 5, code);
+  int main = b.Bytecode("main", {"x", "n"}, 5, code);
+  // Signatures too, so that damage to them is part of every test below.
+  const serialization::ValueSignatureSpec tensor{"tensor", "f32", 2, {"2", "n"}, {}, "Tensor[(2, n), f32]"};
+  const serialization::ValueSignatureSpec result{"tensor", "f32", 2, {"2", "2"}, {}, "Tensor[(2, 2), f32]"};
+  b.spec.functions[static_cast<size_t>(helper)].signature = serialization::SignatureSpec{{result}, result};
+  b.spec.functions[static_cast<size_t>(main)].signature =
+      serialization::SignatureSpec{{tensor, {"prim", "i64", -1, {}, {}, "Prim[i64]"}}, result};
   return b;
 }
 
@@ -153,12 +159,12 @@ std::vector<uint8_t> WithVersion(uint32_t major, uint32_t minor) {
 
 TEST(CorruptFileTest, VersionsTheRuntimeCannotReadAreRefusedWithBothVersions) {
   EXPECT_EQ(LoadError(WithVersion(2, 0)),
-            "executable format version 2.0 is newer than this runtime supports (1.3); upgrade the runtime");
+            "executable format version 2.0 is newer than this runtime supports (1.4); upgrade the runtime");
   EXPECT_EQ(vm::Executable::LoadFromBytes(WithVersion(2, 0)).status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(LoadError(WithVersion(1, 5)),
-            "executable format version 1.5 is newer than this runtime supports (1.3); upgrade the runtime");
+            "executable format version 1.5 is newer than this runtime supports (1.4); upgrade the runtime");
   EXPECT_EQ(LoadError(WithVersion(0, 9)),
-            "executable format version 0.9 is older than this runtime supports (1.3); recompile the model");
+            "executable format version 0.9 is older than this runtime supports (1.4); recompile the model");
   RegisterTestFunctions();
   EXPECT_NE(LoadOrDie(WithVersion(serialization::kFormatMajor, serialization::kFormatMinor)), nullptr);
 }
@@ -169,7 +175,7 @@ TEST(CorruptFileTest, VersionIsCheckedBeforeTheRestOfTheFileIsTrusted) {
   std::vector<uint8_t> mangled = bytes;
   for (size_t i = mangled.size() / 2; i < mangled.size(); ++i) mangled[i] = 0xee;
   EXPECT_EQ(LoadError(mangled),
-            "executable format version 3.1 is newer than this runtime supports (1.3); upgrade the runtime");
+            "executable format version 3.1 is newer than this runtime supports (1.4); upgrade the runtime");
 }
 
 // main with two library functions before it, so it is functions[2], and an
@@ -368,6 +374,112 @@ TEST(CorruptFileTest, MemoryPlansAreChecked) {
   bad_text.storages[0].size = std::string("40\x1b[2J96");
   EXPECT_NE(with_plan(bad_text).find("functions[0] 'f': memory_plan.storages[0]: size is not printable text"),
             std::string::npos);
+}
+
+// Signatures (1.4) only describe a function, but runtimes and inspect read them:
+// they are checked like every other field, and their nesting is bounded.
+TEST(CorruptFileTest, SignaturesAreChecked) {
+  using serialization::ValueSignatureSpec;
+  auto value = [](std::string kind, std::string dtype, int32_t ndim, std::vector<std::string> dims) {
+    ValueSignatureSpec v;
+    v.kind = std::move(kind);
+    v.dtype = std::move(dtype);
+    v.ndim = ndim;
+    v.dims = std::move(dims);
+    v.text = v.kind;
+    return v;
+  };
+  const ValueSignatureSpec tensor = value("tensor", "f32", 2, {"m", "n * 2 + 1"});
+  const ValueSignatureSpec prim = value("prim", "i64", -1, {});
+  auto build = [](std::vector<ValueSignatureSpec> params, ValueSignatureSpec result) {
+    ExecutableBuilder b;
+    CodeBuilder code;
+    code.Ret(0);
+    int32_t index = b.Bytecode("main", {"x", "y"}, 2, code);
+    b.spec.functions[static_cast<size_t>(index)].signature =
+        serialization::SignatureSpec{std::move(params), std::move(result)};
+    return b.Write();
+  };
+  auto with_param = [&](ValueSignatureSpec param) { return LoadError(build({tensor, std::move(param)}, tensor)); };
+  auto tuple_of = [](std::vector<ValueSignatureSpec> fields) {
+    ValueSignatureSpec t;
+    t.kind = "tuple";
+    t.fields = std::move(fields);
+    return t;
+  };
+  EXPECT_NE(LoadOrDie(build({tensor, prim}, tuple_of({tensor, value("object", "", -1, {})}))), nullptr);
+
+  EXPECT_EQ(LoadError(build({tensor, prim, prim}, tensor)),
+            "functions[0] 'main': signature has 3 params for 2 parameters");
+  EXPECT_EQ(LoadError(build({}, tensor)), "functions[0] 'main': signature has 0 params for 2 parameters");
+  EXPECT_EQ(with_param(value("matrix", "", -1, {})),
+            "functions[0] 'main': signature.params[1]: unknown kind 'matrix' (expected tensor, shape, prim, tuple or "
+            "object)");
+  EXPECT_EQ(with_param(value("", "", -1, {})), "functions[0] 'main': signature.params[1]: no kind");
+  EXPECT_EQ(with_param(value("tensor", "f33", 1, {"n"})),
+            "functions[0] 'main': signature.params[1]: dtype 'f33' is not a data type");
+  EXPECT_EQ(with_param(value("tensor", "void", -1, {})),
+            "functions[0] 'main': signature.params[1]: dtype 'void' is not a data type");
+  EXPECT_EQ(with_param(value("shape", "i64", 1, {"n"})),
+            "functions[0] 'main': signature.params[1]: a shape has no dtype");
+  EXPECT_EQ(with_param(value("prim", "i64", 0, {})),
+            "functions[0] 'main': signature.params[1]: a prim has no ndim or dims");
+  EXPECT_EQ(with_param(value("tensor", "f32", -2, {})),
+            "functions[0] 'main': signature.params[1]: ndim -2 out of range (-1 or more)");
+  EXPECT_EQ(with_param(value("tensor", "f32", -1, {"n"})),
+            "functions[0] 'main': signature.params[1]: 1 dims for ndim -1");
+  EXPECT_EQ(with_param(value("tensor", "f32", 2, {"n", ""})),
+            "functions[0] 'main': signature.params[1]: dims[1] is empty");
+  EXPECT_NE(with_param(value("shape", "", 1, {"n\x1b[2J"}))
+                .find("functions[0] 'main': signature.params[1]: dims[0] is not printable text"),
+            std::string::npos);
+  ValueSignatureSpec bad_text = prim;
+  bad_text.text = "Prim[\n]";
+  EXPECT_NE(with_param(bad_text).find("functions[0] 'main': signature.params[1]: text is not printable text"),
+            std::string::npos);
+  ValueSignatureSpec object_with_fields = value("object", "", -1, {});
+  object_with_fields.fields = {prim};
+  EXPECT_EQ(with_param(object_with_fields), "functions[0] 'main': signature.params[1]: an object has no fields");
+  EXPECT_EQ(LoadError(build({tensor, prim}, tuple_of({prim, value("tensor", "f32", 2, {"n"})}))),
+            "functions[0] 'main': signature.result.fields[1]: 1 dims for ndim 2");
+
+  // Tuples nested as deep as the format allows load; one level more is refused by
+  // name, and far deeper by the flatbuffers verifier, before anything recurses.
+  auto nested = [&](int levels) {
+    ValueSignatureSpec v = prim;
+    for (int i = 1; i < levels; ++i) v = tuple_of({std::move(v)});
+    return v;
+  };
+  EXPECT_NE(LoadOrDie(build({tensor, prim}, nested(serialization::kMaxSignatureDepth))), nullptr);
+  std::string too_deep = LoadError(build({tensor, prim}, nested(serialization::kMaxSignatureDepth + 1)));
+  std::string path = "functions[0] 'main': signature.result";
+  for (int i = 1; i <= serialization::kMaxSignatureDepth; ++i) path += ".fields[0]";
+  EXPECT_EQ(too_deep, path + ": nested more than 32 levels deep");
+  EXPECT_EQ(LoadError(build({tensor, prim}, nested(1000))).rfind("flatbuffer verification failed in functions[0]", 0),
+            0u);
+
+  ExecutableBuilder library;
+  int32_t null = library.Library("vm.builtin.null");
+  library.spec.functions[static_cast<size_t>(null)].signature = serialization::SignatureSpec{{}, prim};
+  EXPECT_EQ(LoadError(library.Write()), "functions[0] 'vm.builtin.null': only bytecode functions have a signature");
+}
+
+// The writer always writes a result; a file may still lack one.
+TEST(CorruptFileTest, SignatureWithoutAResultIsRefused) {
+  ::flatbuffers::FlatBufferBuilder b;
+  auto code = b.CreateVector(std::vector<int64_t>{static_cast<int64_t>(vm::Opcode::kRet), 0});
+  auto name = b.CreateString("main");
+  auto signature = fb::CreateSignature(b);  // no params (num_params 0), no result
+  auto function = fb::CreateFunction(b, name, fb::FunctionKind::Bytecode, /*num_params=*/0, /*num_registers=*/1,
+                                     /*param_names=*/0, code, /*module_index=*/-1, /*symbol=*/0, /*backend=*/0,
+                                     /*memory_plan=*/0, /*device_index=*/-1, signature);
+  auto functions = b.CreateVector(std::vector<::flatbuffers::Offset<fb::Function>>{function});
+  auto entry_points = b.CreateVector(std::vector<int32_t>{0});
+  auto root = fb::CreateExecutable(b, serialization::kFormatMajor, serialization::kFormatMinor, b.CreateString("test"),
+                                   functions, /*constants=*/0, /*native_modules=*/0, entry_points);
+  fb::FinishExecutableBuffer(b, root);
+  EXPECT_EQ(LoadError(std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize())),
+            "functions[0] 'main': signature has no result");
 }
 
 // Devices (1.3): the table's names become file names of plug-ins, and device

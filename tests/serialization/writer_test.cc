@@ -10,6 +10,7 @@
 
 #include "serialization/reader.h"
 #include "tests/vm/executable_builder.h"
+#include "vm/executable.h"
 
 namespace strata::testing {
 namespace {
@@ -104,6 +105,81 @@ TEST(WriterTest, RoundTripsEveryField) {
   EXPECT_EQ(*module->code_crc32(), 0xa73ac451U);
   ASSERT_EQ(exe->entry_points()->size(), 1u);
   EXPECT_EQ(exe->entry_points()->Get(0), 1);
+}
+
+serialization::ValueSignatureSpec Sig(std::string kind, std::string dtype, int32_t ndim, std::vector<std::string> dims,
+                                      std::string text, std::vector<serialization::ValueSignatureSpec> fields = {}) {
+  return {std::move(kind), std::move(dtype), ndim, std::move(dims), std::move(fields), std::move(text)};
+}
+
+// A bytecode function main(x, n, t) whose parameters and result have every kind of annotation.
+ExecutableBuilder WithSignature() {
+  ExecutableBuilder b;
+  CodeBuilder code;
+  code.Ret(0);
+  int32_t main = b.Bytecode("main", {"x", "n", "t"}, 3, code);
+  serialization::SignatureSpec sig;
+  sig.params.push_back(Sig("tensor", "f32", 2, {"batch", "n * 2 + 1"}, "Tensor[(batch, n * 2 + 1), f32]"));
+  sig.params.push_back(Sig("prim", "i64", -1, {}, "Prim[i64]"));
+  sig.params.push_back(Sig("tuple", "", -1, {}, "Tuple[Tensor[ndim=3, f16], Shape[(4,)], Object]",
+                           {Sig("tensor", "f16", 3, {}, "Tensor[ndim=3, f16]"),
+                            Sig("shape", "", 1, {"4"}, "Shape[(4,)]"), Sig("object", "", -1, {}, "Object")}));
+  sig.result = Sig("tensor", "f32", 0, {}, "Tensor[(), f32]");
+  b.spec.functions[static_cast<size_t>(main)].signature = std::move(sig);
+  return b;
+}
+
+void ExpectValueSignature(const vm::ValueSignature& v, const serialization::ValueSignatureSpec& want) {
+  EXPECT_EQ(v.kind, want.kind) << want.text;
+  EXPECT_EQ(v.dtype, want.dtype) << want.text;
+  EXPECT_EQ(v.ndim, want.ndim) << want.text;
+  EXPECT_EQ(v.dims, want.dims) << want.text;
+  EXPECT_EQ(v.text, want.text);
+  ASSERT_EQ(v.fields.size(), want.fields.size()) << want.text;
+  for (size_t i = 0; i < v.fields.size(); ++i) ExpectValueSignature(v.fields[i], want.fields[i]);
+}
+
+TEST(WriterTest, SignaturesRoundTripThroughTheLoader) {
+  ExecutableBuilder b = WithSignature();
+  std::vector<uint8_t> bytes = b.Write();
+  AlignedCopy copy(bytes);
+  auto read = serialization::ReadExecutable(copy.span());
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  // Unknown dims and dtypes are absent, not empty, in the file.
+  const fb::Signature* file_sig = (*read)->functions()->Get(0)->signature();
+  ASSERT_NE(file_sig, nullptr);
+  ASSERT_EQ(file_sig->params()->size(), 3u);
+  EXPECT_EQ(file_sig->params()->Get(0)->dims()->size(), 2u);
+  EXPECT_EQ(file_sig->params()->Get(1)->dims(), nullptr);
+  EXPECT_EQ(file_sig->params()->Get(2)->dtype(), nullptr);
+  EXPECT_EQ(file_sig->params()->Get(2)->fields()->Get(0)->dims(), nullptr);
+
+  auto exe = vm::Executable::LoadFromBytes(bytes);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  const vm::VMFunction& main = (*exe)->functions()[0];
+  ASSERT_TRUE(main.has_signature);
+  const serialization::SignatureSpec& want = *b.spec.functions[0].signature;
+  ASSERT_EQ(main.param_signatures.size(), 3u);
+  for (size_t i = 0; i < want.params.size(); ++i) ExpectValueSignature(main.param_signatures[i], want.params[i]);
+  ExpectValueSignature(main.result_signature, want.result);
+}
+
+// A 1.3 file has no signatures: it loads, and says so.
+TEST(WriterTest, FilesWithoutSignaturesStillLoad) {
+  ExecutableBuilder b;
+  CodeBuilder code;
+  code.Ret(0);
+  b.Bytecode("main", {"x", "y"}, 2, code);
+  serialization::WriteOptions options;
+  options.format_minor = 3;
+  auto exe = vm::Executable::LoadFromBytes(serialization::WriteExecutable(b.spec, options));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  EXPECT_EQ((*exe)->format_minor(), 3u);
+  const vm::VMFunction& main = (*exe)->functions()[0];
+  EXPECT_FALSE(main.has_signature);
+  EXPECT_TRUE(main.param_signatures.empty());
+  EXPECT_EQ(main.result_signature.kind, "");
+  EXPECT_EQ(main.param_names, (std::vector<std::string>{"x", "y"}));
 }
 
 // The file variant writes the very bytes WriteExecutable returns; a path it

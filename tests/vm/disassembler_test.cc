@@ -29,7 +29,14 @@ TEST(DisassemblerTest, DescribesFunctionsBytecodeConstantsAndModules) {
       .Goto("loop")
       .Label("end")
       .Ret(2);
-  b.Bytecode("main", {"x", "heap", "flag"}, 4, code);
+  int32_t main = b.Bytecode("main", {"x", "heap", "flag"}, 4, code);
+  // The helper has no signature, as in files older than format 1.4.
+  serialization::SignatureSpec sig;
+  sig.params.push_back({"tensor", "f32", 2, {"m", "n * 2"}, {}, "Tensor[(m, n * 2), f32]"});
+  sig.params.push_back({"shape", "", -1, {}, {}, "Shape"});
+  sig.params.push_back({"prim", "bool", -1, {}, {}, "Prim[bool]"});
+  sig.result = {"tensor", "f32", 2, {"2", "2"}, {}, "Tensor[(2, 2), f32]"};
+  b.spec.functions[static_cast<size_t>(main)].signature = std::move(sig);
   serialization::NativeModuleSpec module;
   module.target_triple = "x86_64-pc-linux-gnu";
   module.cpu = "skylake-avx512";
@@ -50,7 +57,9 @@ TEST(DisassemblerTest, DescribesFunctionsBytecodeConstantsAndModules) {
   expect_line("functions (5):\n");
   expect_line("  [0] vm.builtin.match_shape  library\n");
   expect_line("  [2] helper  bytecode  params (v)  registers 1  code 2 words\n");
-  expect_line("  [3] main  bytecode  params (x, heap, flag)  registers 4  code 28 words\n");
+  expect_line(
+      "  [3] main  bytecode  (x: Tensor[(m, n * 2), f32], heap: Shape, flag: Prim[bool]) -> Tensor[(2, 2), f32]  "
+      "registers 4  code 28 words\n");
   expect_line("     0: call vm.builtin.match_shape(r0, r1, 1, 0, 4, c1, c1)\n");
   expect_line("    11: if r2 else +15  (to 26)\n");
   expect_line("    14: call r3 = vm.builtin.copy(@helper)\n");

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -261,6 +262,51 @@ class MemoryPlanCollector : public ExprVisitor {
   std::map<const VarNode*, int32_t> storages_;
 };
 
+// An annotation as the executable records it (executable.fbs: ValueSignature), in
+// the text IR's syntax. False when tuples nest deeper than a file may hold.
+bool ToValueSignature(const StructInfo& sinfo, int depth, serialization::ValueSignatureSpec* out) {
+  if (depth > serialization::kMaxSignatureDepth) return false;
+  // A value nothing is known about is an Object, whether or not the IR says so.
+  const StructInfo known = sinfo.defined() ? sinfo : ObjectStructInfoNode::make();
+  out->text = analysis::StructInfoText(known);
+  auto set_dims = [&](const std::optional<std::vector<PrimExpr>>& dims, int ndim) {
+    out->ndim = dims ? static_cast<int32_t>(dims->size()) : ndim;
+    if (dims) {
+      for (const PrimExpr& dim : *dims) out->dims.push_back(analysis::DimText(dim));
+    }
+  };
+  switch (known->kind) {
+    case StructInfoKind::kObject: out->kind = "object"; return true;
+    case StructInfoKind::kPrim: {
+      out->kind = "prim";
+      const DataType dtype = known.as<PrimStructInfoNode>()->dtype;
+      if (!dtype.is_void()) out->dtype = dtype.ToString();
+      return true;
+    }
+    case StructInfoKind::kShape: {
+      out->kind = "shape";
+      const auto* shape = known.as<ShapeStructInfoNode>();
+      set_dims(shape->values, shape->ndim);
+      return true;
+    }
+    case StructInfoKind::kTensor: {
+      out->kind = "tensor";
+      const auto* tensor = known.as<TensorStructInfoNode>();
+      if (!tensor->dtype.is_void()) out->dtype = tensor->dtype.ToString();
+      set_dims(tensor->shape, tensor->ndim);
+      return true;
+    }
+    case StructInfoKind::kTuple: {
+      out->kind = "tuple";
+      for (const StructInfo& field : known.as<TupleStructInfoNode>()->fields) {
+        if (!ToValueSignature(field, depth + 1, &out->fields.emplace_back())) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 class FunctionEmitter {
  public:
   explicit FunctionEmitter(ModuleContext* ctx) : ctx_(ctx) {}
@@ -286,10 +332,29 @@ class FunctionEmitter {
     MemoryPlanCollector plan;
     plan.VisitExpr(func.body);
     out->memory_plan = std::move(plan.plan);
-    return Status::Ok();
+    return EmitSignature(func, out);
   }
 
  private:
+  // The parameters' and the result's annotations, so a runtime can say what the function takes.
+  Status EmitSignature(const FunctionNode& func, FunctionSpec* out) const {
+    serialization::SignatureSpec sig;
+    auto too_deep = [&](const std::string& what) {
+      return Status::Error("VM codegen: function '" + name_ + "': " + what + " nests tuples more than " +
+                           std::to_string(serialization::kMaxSignatureDepth) + " levels deep");
+    };
+    for (const Var& param : func.params) {
+      if (!ToValueSignature(param->struct_info, 1, &sig.params.emplace_back())) {
+        return too_deep("parameter '" + param->name + "'");
+      }
+    }
+    // A function without a declared result type returns what its body computes.
+    const StructInfo& result = func.ret_struct_info.defined() ? func.ret_struct_info : func.body->struct_info;
+    if (!ToValueSignature(result, 1, &sig.result)) return too_deep("the result");
+    out->signature = std::move(sig);
+    return Status::Ok();
+  }
+
   static int64_t Register(int64_t index) { return EncodeOperand(OperandKind::kRegister, index); }
 
   int64_t NewRegister() { return num_registers_++; }

@@ -318,6 +318,84 @@ func @main(x: Tensor[(n, 2), f32]) -> Tensor[(n,), f32] {
   }
 }
 
+using serialization::ValueSignatureSpec;
+
+void ExpectSignature(const ValueSignatureSpec& v, const std::string& kind, const std::string& dtype, int32_t ndim,
+                     const std::vector<std::string>& dims, const std::string& text, size_t num_fields = 0) {
+  EXPECT_EQ(v.kind, kind) << text;
+  EXPECT_EQ(v.dtype, dtype) << text;
+  EXPECT_EQ(v.ndim, ndim) << text;
+  EXPECT_EQ(v.dims, dims) << text;
+  EXPECT_EQ(v.text, text);
+  EXPECT_EQ(v.fields.size(), num_fields) << text;
+}
+
+TEST(VMCodegenTest, SignaturesRecordTheAnnotationsOfParametersAndResult) {
+  ExecutableSpec exe = Compile(R"(
+func @main(x: Tensor[(batch, n), f32], y: Tensor[(batch, n * 2 + 1), f32], k: Prim[i64], s: Shape[ndim=2],
+           t: Tuple[Tensor[ndim=3, f16], Object], u: Tensor) -> Tuple[Tensor[(batch, n * 2 + 1), f32], Tuple[Shape, Prim[i64]]] {
+  inner = (s, k)
+  r = (y, inner)
+  return r
+}
+)");
+  ASSERT_EQ(FunctionIndex(exe, "main"), 0);
+  const FunctionSpec& main = exe.functions[0];
+  ASSERT_TRUE(main.signature.has_value());
+  const std::vector<ValueSignatureSpec>& params = main.signature->params;
+  ASSERT_EQ(params.size(), 6u);
+  ExpectSignature(params[0], "tensor", "f32", 2, {"batch", "n"}, "Tensor[(batch, n), f32]");
+  ExpectSignature(params[1], "tensor", "f32", 2, {"batch", "n * 2 + 1"}, "Tensor[(batch, n * 2 + 1), f32]");
+  ExpectSignature(params[2], "prim", "i64", -1, {}, "Prim[i64]");
+  ExpectSignature(params[3], "shape", "", 2, {}, "Shape[ndim=2]");
+  ExpectSignature(params[4], "tuple", "", -1, {}, "Tuple[Tensor[ndim=3, f16], Object]", 2);
+  ASSERT_EQ(params[4].fields.size(), 2u);
+  ExpectSignature(params[4].fields[0], "tensor", "f16", 3, {}, "Tensor[ndim=3, f16]");
+  ExpectSignature(params[4].fields[1], "object", "", -1, {}, "Object");
+  ExpectSignature(params[5], "tensor", "", -1, {}, "Tensor");
+  const ValueSignatureSpec& result = main.signature->result;
+  ExpectSignature(result, "tuple", "", -1, {}, "Tuple[Tensor[(batch, n * 2 + 1), f32], Tuple[Shape, Prim[i64]]]", 2);
+  ASSERT_EQ(result.fields.size(), 2u);
+  ExpectSignature(result.fields[0], "tensor", "f32", 2, {"batch", "n * 2 + 1"}, "Tensor[(batch, n * 2 + 1), f32]");
+  ExpectSignature(result.fields[1], "tuple", "", -1, {}, "Tuple[Shape, Prim[i64]]", 2);
+  ASSERT_EQ(result.fields[1].fields.size(), 2u);
+  ExpectSignature(result.fields[1].fields[0], "shape", "", -1, {}, "Shape");
+  ExpectSignature(result.fields[1].fields[1], "prim", "i64", -1, {}, "Prim[i64]");
+  // Only bytecode functions have one.
+  for (const FunctionSpec& f : exe.functions) {
+    EXPECT_EQ(f.signature.has_value(), f.kind == FunctionKindSpec::kBytecode) << f.name;
+  }
+}
+
+TEST(VMCodegenTest, SignaturesOfStaticAndZeroDimensionalShapes) {
+  ExecutableSpec exe = Compile(R"(
+func @main(x: Tensor[(), f32], y: Tensor[(4, 768), f32], s: Shape[(2, m)]) -> Tensor[(), f32] {
+  return x
+}
+)");
+  ASSERT_FALSE(exe.functions.empty());
+  ASSERT_TRUE(exe.functions[0].signature.has_value());
+  const serialization::SignatureSpec& sig = *exe.functions[0].signature;
+  ASSERT_EQ(sig.params.size(), 3u);
+  ExpectSignature(sig.params[0], "tensor", "f32", 0, {}, "Tensor[(), f32]");
+  ExpectSignature(sig.params[1], "tensor", "f32", 2, {"4", "768"}, "Tensor[(4, 768), f32]");
+  ExpectSignature(sig.params[2], "shape", "", 2, {"2", "m"}, "Shape[(2, m)]");
+  ExpectSignature(sig.result, "tensor", "f32", 0, {}, "Tensor[(), f32]");
+}
+
+// A file holds signatures at most kMaxSignatureDepth deep: codegen says so rather
+// than write a file no runtime loads.
+TEST(VMCodegenTest, TooDeeplyNestedAnnotationsAreRejected) {
+  std::string annotation = "Object";
+  for (int i = 0; i < serialization::kMaxSignatureDepth; ++i) annotation = "Tuple[" + annotation + "]";
+  StatusOr<ir::IRModule> lowered =
+      driver::DefaultPipeline().Run(Parse("func @main(t: " + annotation + ") -> Object {\n  return t\n}\n"));
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  StatusOr<ExecutableSpec> exe = CodegenVM(*lowered);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().message(), "VM codegen: function 'main': parameter 't' nests tuples more than 32 levels deep");
+}
+
 TEST(VMCodegenTest, UnloweredModulesAreRejected) {
   StatusOr<ir::IRModule> normalized = transform::testing::RunPasses(Parse(R"(
 prim_func @copy(A: Buffer[(n,), f32], B: Buffer[(n,), f32]) {
