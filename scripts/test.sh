@@ -17,3 +17,11 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=add
   -DSTRATA_BUILD_COMPILER=OFF -DSTRATA_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-asan -j "$jobs"
 ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+# The Python package: built and installed by pip as a user would (its own CMake
+# build in build/python-<tag>, kept between runs), then its tests. A wheel and a
+# virtual environment reuse that build.
+bash scripts/install_python_deps.sh
+python3 -m pip install --quiet --no-build-isolation .
+(cd python/tests && python3 -m pytest -q -p no:cacheprovider .)
+bash scripts/check_python_packaging.sh
