@@ -25,3 +25,6 @@ bash scripts/install_python_deps.sh
 python3 -m pip install --quiet --no-build-isolation .
 (cd python/tests && python3 -m pytest -q -p no:cacheprovider .)
 bash scripts/check_python_packaging.sh
+
+# strata-server end to end: the real server on loopback, tritonclient[http] and plain HTTP.
+(cd tests/server && python3 -m pytest -q -p no:cacheprovider .)

@@ -1,0 +1,243 @@
+// Protocol tensors; see tensor_codec.h.
+#include "apps/server/tensor_codec.h"
+
+#include <cstring>
+
+#include <rapidjson/stringbuffer.h>
+
+namespace strata::server {
+namespace {
+
+struct NamedType {
+  const char* name;
+  DataType dtype;
+};
+
+const NamedType kTypes[] = {
+    {"BOOL", DataType::Bool()},     {"UINT8", DataType::UInt(8)},   {"UINT16", DataType::UInt(16)},
+    {"UINT32", DataType::UInt(32)}, {"UINT64", DataType::UInt(64)}, {"INT8", DataType::Int(8)},
+    {"INT16", DataType::Int(16)},   {"INT32", DataType::Int(32)},   {"INT64", DataType::Int(64)},
+    {"FP16", DataType::Float(16)},  {"FP32", DataType::F32()},      {"FP64", DataType::F64()},
+};
+
+// IEEE half <-> float, for FP16 JSON values.
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      int e = -1;
+      uint32_t m = mantissa;
+      do {
+        ++e;
+        m <<= 1;
+      } while ((m & 0x400) == 0);
+      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
+    }
+  } else if (exponent == 31) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mantissa = bits & 0x7fffffu;
+  if (((bits >> 23) & 0xff) == 0xff) return sign | 0x7c00u | (mantissa ? 0x200u : 0);  // inf, nan
+  if (exponent >= 31) return sign | 0x7c00u;                                           // overflow: inf
+  if (exponent <= 0) {
+    if (exponent < -10) return sign;
+    mantissa |= 0x800000u;
+    const int shift = 14 - exponent;
+    uint32_t half = mantissa >> shift;
+    if ((mantissa >> (shift - 1)) & 1u) ++half;  // round half up
+    return sign | static_cast<uint16_t>(half);
+  }
+  uint16_t half = sign | static_cast<uint16_t>(exponent << 10) | static_cast<uint16_t>(mantissa >> 13);
+  if (mantissa & 0x1000u) ++half;  // round half up (carries into the exponent correctly)
+  return half;
+}
+
+// Appends the leaves of a (possibly nested) JSON array, in order.
+bool Flatten(const rapidjson::Value& v, std::vector<const rapidjson::Value*>* out, int depth) {
+  if (!v.IsArray()) {
+    out->push_back(&v);
+    return true;
+  }
+  if (depth > 64) return false;
+  for (const rapidjson::Value& item : v.GetArray()) {
+    if (!Flatten(item, out, depth + 1)) return false;
+  }
+  return true;
+}
+
+template <typename T>
+bool StoreNumber(const rapidjson::Value& v, uint8_t* dst) {
+  T value;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v.IsBool()) {
+      value = v.GetBool();
+    } else if (v.IsInt64() && (v.GetInt64() == 0 || v.GetInt64() == 1)) {
+      value = v.GetInt64() != 0;
+    } else {
+      return false;
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.IsNumber()) return false;
+    value = static_cast<T>(v.GetDouble());
+  } else if constexpr (std::is_signed_v<T>) {
+    if (!v.IsInt64()) return false;
+    const int64_t x = v.GetInt64();
+    if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max()) return false;
+    value = static_cast<T>(x);
+  } else {
+    if (!v.IsUint64()) return false;
+    const uint64_t x = v.GetUint64();
+    if (x > std::numeric_limits<T>::max()) return false;
+    value = static_cast<T>(x);
+  }
+  std::memcpy(dst, &value, sizeof value);
+  return true;
+}
+
+bool StoreElement(DataType dtype, const rapidjson::Value& v, uint8_t* dst) {
+  switch (dtype.code()) {
+    case DataType::Code::kBool: return StoreNumber<bool>(v, dst);
+    case DataType::Code::kFloat:
+      if (dtype.bits() == 16) {
+        if (!v.IsNumber()) return false;
+        const uint16_t h = FloatToHalf(static_cast<float>(v.GetDouble()));
+        std::memcpy(dst, &h, sizeof h);
+        return true;
+      }
+      return dtype.bits() == 32 ? StoreNumber<float>(v, dst) : StoreNumber<double>(v, dst);
+    case DataType::Code::kInt:
+      switch (dtype.bits()) {
+        case 8: return StoreNumber<int8_t>(v, dst);
+        case 16: return StoreNumber<int16_t>(v, dst);
+        case 32: return StoreNumber<int32_t>(v, dst);
+        default: return StoreNumber<int64_t>(v, dst);
+      }
+    case DataType::Code::kUInt:
+      switch (dtype.bits()) {
+        case 8: return StoreNumber<uint8_t>(v, dst);
+        case 16: return StoreNumber<uint16_t>(v, dst);
+        case 32: return StoreNumber<uint32_t>(v, dst);
+        default: return StoreNumber<uint64_t>(v, dst);
+      }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::optional<DataType> DataTypeFromProtocol(std::string_view name) {
+  for (const NamedType& t : kTypes) {
+    if (name == t.name) return t.dtype;
+  }
+  return std::nullopt;
+}
+
+std::string ProtocolDataType(DataType dtype) {
+  for (const NamedType& t : kTypes) {
+    if (t.dtype == dtype) return t.name;
+  }
+  return dtype.ToString();
+}
+
+StatusOr<vm::Ref<vm::Tensor>> TensorFromJson(const rapidjson::Value& data, std::span<const int64_t> shape,
+                                             DataType dtype, const std::string& what) {
+  STRATA_ASSIGN_OR_RETURN(int64_t count, vm::NumElementsOf(shape));
+  std::vector<const rapidjson::Value*> leaves;
+  if (!data.IsArray() || !Flatten(data, &leaves, 0)) {
+    return Status(ErrorStatus() << what << ": 'data' must be an array of the elements (at most 64 levels deep)");
+  }
+  if (static_cast<int64_t>(leaves.size()) != count) {
+    return Status(ErrorStatus() << what << ": 'data' has " << leaves.size() << " elements, the shape "
+                                << vm::ShapeToString(shape) << " needs " << count);
+  }
+  STRATA_ASSIGN_OR_RETURN(vm::Ref<vm::Tensor> tensor, vm::Tensor::Empty(shape, dtype));
+  uint8_t* dst = static_cast<uint8_t*>(tensor->data());
+  const int64_t size = dtype.bytes();
+  for (int64_t i = 0; i < count; ++i) {
+    if (!StoreElement(dtype, *leaves[static_cast<size_t>(i)], dst + i * size)) {
+      return Status(ErrorStatus() << what << ": element " << i << " of 'data' is not a valid "
+                                  << ProtocolDataType(dtype) << " value");
+    }
+  }
+  return tensor;
+}
+
+StatusOr<vm::Ref<vm::Tensor>> TensorFromBinary(std::span<const uint8_t> bytes, std::span<const int64_t> shape,
+                                               DataType dtype, std::shared_ptr<const void> owner,
+                                               const std::string& what) {
+  STRATA_ASSIGN_OR_RETURN(int64_t nbytes, vm::NumBytesOf(shape, dtype));
+  if (static_cast<int64_t>(bytes.size()) != nbytes) {
+    return Status(ErrorStatus() << what << ": binary_data_size is " << bytes.size() << " bytes, the shape "
+                                << vm::ShapeToString(shape) << " of " << ProtocolDataType(dtype) << " needs "
+                                << nbytes);
+  }
+  // Elements must be aligned for the kernels' loads; a body offset that is not
+  // (the JSON header has any length) costs one copy.
+  if (nbytes == 0 || reinterpret_cast<uintptr_t>(bytes.data()) % static_cast<uintptr_t>(dtype.bytes()) != 0) {
+    STRATA_ASSIGN_OR_RETURN(vm::Ref<vm::Tensor> copy, vm::Tensor::Empty(shape, dtype));
+    if (nbytes > 0) std::memcpy(copy->data(), bytes.data(), static_cast<size_t>(nbytes));
+    return copy;
+  }
+  vm::Ref<vm::Storage> storage =
+      vm::Storage::WrapExternal(const_cast<uint8_t*>(bytes.data()), nbytes, vm::kCpuDevice, std::move(owner));
+  return vm::Tensor::View(std::move(storage), 0, shape, dtype);
+}
+
+void WriteJsonData(const vm::Tensor& tensor, rapidjson::Writer<rapidjson::StringBuffer>& out) {
+  const DataType dtype = tensor.dtype();
+  const uint8_t* p = static_cast<const uint8_t*>(tensor.data());
+  const int64_t size = dtype.bytes();
+  out.StartArray();
+  for (int64_t i = 0; i < tensor.num_elements(); ++i, p += size) {
+    switch (dtype.code()) {
+      case DataType::Code::kBool: out.Bool(*p != 0); break;
+      case DataType::Code::kFloat:
+        if (dtype.bits() == 16) {
+          uint16_t h;
+          std::memcpy(&h, p, 2);
+          out.Double(HalfToFloat(h));
+        } else if (dtype.bits() == 32) {
+          float f;
+          std::memcpy(&f, p, 4);
+          out.Double(f);
+        } else {
+          double d;
+          std::memcpy(&d, p, 8);
+          out.Double(d);
+        }
+        break;
+      case DataType::Code::kInt: {
+        int64_t v = 0;
+        if (dtype.bits() == 8) v = *reinterpret_cast<const int8_t*>(p);
+        if (dtype.bits() == 16) v = *reinterpret_cast<const int16_t*>(p);
+        if (dtype.bits() == 32) v = *reinterpret_cast<const int32_t*>(p);
+        if (dtype.bits() == 64) v = *reinterpret_cast<const int64_t*>(p);
+        out.Int64(v);
+        break;
+      }
+      default: {
+        uint64_t v = 0;
+        std::memcpy(&v, p, static_cast<size_t>(size));  // little-endian
+        out.Uint64(v);
+      }
+    }
+  }
+  out.EndArray();
+}
+
+}  // namespace strata::server

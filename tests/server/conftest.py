@@ -1,0 +1,110 @@
+"""The real strata-server on a loopback port, over a model repository built for the test.
+
+The repository (a temporary folder) holds:
+  mlp/1, mlp/2   the zoo's MLP (ONNX, dynamic batch 1..16), compiled by build/bin/strata
+  slow/1         a kernel whose time grows as n^3 (a long request on demand),
+                 one instance, a queue of 2, so that the queue fills
+  broken/1       a file that is not an executable
+  badcfg         a config.json with a misspelt field
+"""
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("STRATA_BUILD_DIR", REPO / "build"))
+SERVER = BUILD / "bin" / "strata-server"
+CLI = BUILD / "bin" / "strata"
+
+SLOW_SIR = """
+prim_func @spin(A: Buffer[(n,), f32], B: Buffer[(n,), f32]) {
+  for i in range(0, n) {
+    B[i] = 0.0
+    for j in range(0, n) {
+      for k in range(0, n) {
+        B[i] = B[i] + A[j] * A[k] * 0.000001
+      }
+    }
+  }
+}
+
+func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
+  dataflow {
+    y: Tensor[(n,), f32] = call_tir(@spin, (x,), Tensor[(n,), f32])
+    output y
+  }
+  return y
+}
+"""
+
+
+def compile_model(source, out, *extra):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(CLI), "compile", str(source), "-o", str(out), *extra], check=True)
+
+
+@pytest.fixture(scope="session")
+def repository(tmp_path_factory):
+    root = tmp_path_factory.mktemp("repository")
+    mlp = root / "mlp" / "1" / "model.stx"
+    compile_model(REPO / "tests/fixtures/onnx/mlp/model.onnx", mlp, "--dynamic", "batch=1..16")
+    (root / "mlp" / "2").mkdir()
+    shutil.copy(mlp, root / "mlp" / "2" / "model.stx")
+    slow_source = root / "slow.sir"
+    slow_source.write_text(SLOW_SIR)
+    compile_model(slow_source, root / "slow" / "1" / "model.stx")
+    slow_source.unlink()
+    (root / "slow" / "config.json").write_text('{"instance_count": 1, "max_queue_size": 2}')
+    (root / "broken" / "1").mkdir(parents=True)
+    (root / "broken" / "1" / "model.stx").write_bytes(b"not an executable")
+    (root / "badcfg" / "1").mkdir(parents=True)
+    shutil.copy(mlp, root / "badcfg" / "1" / "model.stx")
+    (root / "badcfg" / "config.json").write_text('{"instance_cnt": 2}')
+    return root
+
+
+class Server:
+    def __init__(self, repository, *args):
+        self.process = subprocess.Popen([str(SERVER), "--model-repository", str(repository), "--http-port", "0",
+                                         "--io-threads", "4", *args], stderr=subprocess.PIPE, text=True)
+        self.log = []
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = self.process.stderr.readline()
+            if not line:
+                break
+            self.log.append(line)
+            match = re.search(r"listening on [^:]+:(\d+)", line)
+            if match:
+                self.port = int(match.group(1))
+                self.url = f"localhost:{self.port}"
+                return
+        raise RuntimeError("strata-server did not start: " + "".join(self.log))
+
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        rest = self.process.communicate(timeout=timeout)[1]
+        self.log.append(rest)
+        return self.process.returncode
+
+
+@pytest.fixture(scope="module")
+def server(repository):
+    s = Server(repository)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def fresh_server(repository):
+    """A server of its own, for tests that stop it or change its repository."""
+    s = Server(repository)
+    yield s
+    s.stop()

@@ -1,0 +1,250 @@
+"""strata-server end to end: a real server on loopback, real clients (tritonclient[http] and plain HTTP)."""
+import http.client
+import json
+import signal
+import socket
+import threading
+import time
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import tritonclient.http as triton
+from tritonclient.utils import InferenceServerException
+
+from conftest import REPO
+
+MLP = REPO / "tests/fixtures/onnx/mlp/model.onnx"
+
+
+def mlp_reference(x):
+    session = ort.InferenceSession(str(MLP), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+def request(server, method, path, body=None, headers=None):
+    conn = http.client.HTTPConnection("localhost", server.port, timeout=60)
+    conn.request(method, path, body=body, headers=headers or {})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, data, response
+
+
+def infer_json(x, name="x"):
+    return json.dumps({"inputs": [{"name": name, "shape": list(x.shape), "datatype": "FP32",
+                                   "data": x.ravel().tolist()}]})
+
+
+# ---- health, metadata, repository ------------------------------------------------------
+
+
+def test_health_and_server_metadata(server):
+    client = triton.InferenceServerClient(server.url)
+    assert client.is_server_live() and client.is_server_ready()
+    metadata = client.get_server_metadata()
+    assert metadata["name"] == "strata-server"
+    assert "binary_tensor_data" in metadata["extensions"] and "model_repository" in metadata["extensions"]
+
+
+def test_model_metadata_has_symbolic_dims_as_minus_one(server):
+    client = triton.InferenceServerClient(server.url)
+    metadata = client.get_model_metadata("mlp")
+    assert metadata["versions"] == ["1", "2"]
+    assert metadata["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 64]}]
+    assert metadata["outputs"] == [{"name": "output0", "datatype": "FP32", "shape": [-1, 10]}]
+    assert client.get_model_metadata("mlp", "1")["name"] == "mlp"
+
+
+def test_readiness_of_models_and_versions(server):
+    client = triton.InferenceServerClient(server.url)
+    assert client.is_model_ready("mlp") and client.is_model_ready("mlp", "1")
+    assert not client.is_model_ready("broken")
+    assert not client.is_model_ready("badcfg")
+    assert not client.is_model_ready("mlp", "7")
+    assert not client.is_model_ready("nope")
+
+
+def test_not_ready_models_say_why(server):
+    status, body, _ = request(server, "GET", "/v2/models/broken")
+    assert status == 400 and "not a Strata executable" in json.loads(body)["error"]
+    status, body, _ = request(server, "GET", "/v2/models/badcfg")
+    assert status == 400 and "field 'instance_cnt': unknown field" in json.loads(body)["error"]
+    index = triton.InferenceServerClient(server.url).get_model_repository_index()
+    states = {(m["name"], m.get("version", "")): m["state"] for m in index}
+    assert states[("mlp", "1")] == "READY" and states[("mlp", "2")] == "READY"
+    assert states[("broken", "1")] == "UNAVAILABLE" and states[("badcfg", "")] == "UNAVAILABLE"
+
+
+# ---- inference ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("batch", [1, 5, 16])
+def test_infer_matches_onnxruntime(server, binary, batch):
+    client = triton.InferenceServerClient(server.url)
+    x = np.random.default_rng(batch).standard_normal((batch, 64), dtype=np.float32)
+    tensor = triton.InferInput("x", list(x.shape), "FP32")
+    tensor.set_data_from_numpy(x, binary_data=binary)
+    result = client.infer("mlp", [tensor], outputs=[triton.InferRequestedOutput("output0", binary_data=binary)],
+                          request_id=f"req-{batch}")
+    np.testing.assert_allclose(result.as_numpy("output0"), mlp_reference(x), rtol=1e-4, atol=1e-5)
+    response = result.get_response()
+    assert response["id"] == f"req-{batch}" and response["model_version"] == "2"
+
+
+def test_infer_a_named_version_and_all_outputs_by_default(server):
+    x = np.ones((2, 64), np.float32)
+    status, body, _ = request(server, "POST", "/v2/models/mlp/versions/1/infer", infer_json(x))
+    assert status == 200
+    response = json.loads(body)
+    assert response["model_version"] == "1" and [o["name"] for o in response["outputs"]] == ["output0"]
+    np.testing.assert_allclose(np.array(response["outputs"][0]["data"], np.float32).reshape(2, 10),
+                               mlp_reference(x), rtol=1e-4, atol=1e-5)
+
+
+# ---- errors --------------------------------------------------------------------------------
+
+
+def test_wrong_shape_is_400_with_the_vms_message(server):
+    client = triton.InferenceServerClient(server.url)
+    x = np.ones((3, 63), np.float32)
+    tensor = triton.InferInput("x", list(x.shape), "FP32")
+    tensor.set_data_from_numpy(x)
+    with pytest.raises(InferenceServerException) as caught:
+        client.infer("mlp", [tensor])
+    assert caught.value.status() == "400"
+    assert "parameter 'x'" in caught.value.message() and "dimension 1 expected 64, got 63" in caught.value.message()
+
+
+def test_batch_past_its_bound_is_400(server):
+    status, body, _ = request(server, "POST", "/v2/models/mlp/infer", infer_json(np.ones((17, 64), np.float32)))
+    assert status == 400 and "batch" in json.loads(body)["error"]
+
+
+@pytest.mark.parametrize("body,message", [
+    ("{not json", "invalid JSON"),
+    ('{"inputs": 3}', "'inputs' array"),
+    ('{"inputs": [{"name": "y", "shape": [1], "datatype": "FP32", "data": [1]}]}', "unknown input 'y'"),
+    ('{"inputs": [{"name": "x", "shape": [1, 64], "datatype": "BYTES", "data": []}]}', "'BYTES' is not supported"),
+    ('{"inputs": [{"name": "x", "shape": [2, 64], "datatype": "FP32", "data": [1, 2]}]}', "has 2 elements"),
+    ('{"inputs": [{"name": "x", "shape": [1, 1], "datatype": "FP32", "data": ["a"]}]}', "not a valid FP32"),
+    ('{"inputs": []}', "missing input 'x'"),
+    ('{"inputs": [{"name": "x", "shape": [-1, 64], "datatype": "FP32", "data": []}]}', "non-negative"),
+])
+def test_bad_requests_are_400(server, body, message):
+    status, data, _ = request(server, "POST", "/v2/models/mlp/infer", body)
+    assert status == 400, data
+    assert message in json.loads(data)["error"]
+
+
+def test_binary_size_that_overruns_the_body_is_400(server):
+    header = json.dumps({"inputs": [{"name": "x", "shape": [1, 64], "datatype": "FP32",
+                                     "parameters": {"binary_data_size": 256}}]}).encode()
+    status, data, _ = request(server, "POST", "/v2/models/mlp/infer", header + b"\0" * 100,
+                              {"Inference-Header-Content-Length": str(len(header))})
+    assert status == 400 and "runs past the end" in json.loads(data)["error"]
+
+
+def test_unknown_model_version_and_path_are_404(server):
+    x = infer_json(np.ones((1, 64), np.float32))
+    assert request(server, "POST", "/v2/models/nope/infer", x)[0] == 404
+    assert request(server, "POST", "/v2/models/mlp/versions/9/infer", x)[0] == 404
+    assert request(server, "GET", "/v3/health/live")[0] == 404
+    assert request(server, "DELETE", "/v2/models/mlp")[0] == 404
+
+
+def test_body_over_the_limit_is_413(repository):
+    from conftest import Server
+
+    small = Server(repository, "--max-body-bytes", "1000")
+    try:
+        status, data, _ = request(small, "POST", "/v2/models/mlp/infer", infer_json(np.ones((4, 64), np.float32)))
+        assert status == 413 and "limit of 1000 bytes" in json.loads(data)["error"]
+        assert request(small, "GET", "/v2/health/live")[0] == 200  # the server goes on
+    finally:
+        small.stop()
+
+
+def test_full_queue_is_503_and_the_others_are_answered(server):
+    x = json.dumps({"inputs": [{"name": "x", "shape": [400], "datatype": "FP32", "data": [1.0] * 400}]})
+    statuses = []
+
+    def call():
+        statuses.append(request(server, "POST", "/v2/models/slow/infer", x)[0])
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # One instance and a queue of two: some are answered, the rest turned away at once.
+    assert statuses.count(200) >= 1 and statuses.count(503) >= 1
+    assert set(statuses) <= {200, 503}
+
+
+def test_client_that_disconnects_mid_request_harms_no_one(server):
+    body = infer_json(np.ones((2, 64), np.float32)).encode()
+    for cut in (10, len(body) // 2):
+        s = socket.create_connection(("localhost", server.port))
+        s.sendall(b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body))
+        s.sendall(body[:cut])
+        s.close()
+    s = socket.create_connection(("localhost", server.port))  # garbage that is not HTTP
+    s.sendall(b"\x00\x01\x02 this is not http\r\n\r\n")
+    s.close()
+    status, _, _ = request(server, "POST", "/v2/models/mlp/infer", body)
+    assert status == 200
+
+
+# ---- repository extension and shutdown ------------------------------------------------------
+
+
+def test_unload_and_load_while_requests_run(fresh_server):
+    client = triton.InferenceServerClient(fresh_server.url)
+    x = np.ones((4, 64), np.float32)
+    expected = mlp_reference(x)
+    stop, failures, answered = threading.Event(), [], []
+
+    def traffic():
+        while not stop.is_set():
+            status, data, _ = request(fresh_server, "POST", "/v2/models/mlp/infer", infer_json(x))
+            if status == 200:
+                out = np.array(json.loads(data)["outputs"][0]["data"], np.float32).reshape(4, 10)
+                np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+                answered.append(1)
+            elif status != 404:  # 404 only while the model is unloaded
+                failures.append((status, data))
+
+    threads = [threading.Thread(target=traffic) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for _ in range(5):
+        client.unload_model("mlp")
+        assert not client.is_model_ready("mlp")
+        client.load_model("mlp")
+        assert client.is_model_ready("mlp")
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not failures and answered
+    with pytest.raises(InferenceServerException):
+        client.load_model("no_such_model")
+
+
+def test_sigterm_answers_every_request_in_flight(fresh_server):
+    x = json.dumps({"inputs": [{"name": "x", "shape": [800], "datatype": "FP32", "data": [1.0] * 800}]})
+    results = []
+
+    def call():
+        results.append(request(fresh_server, "POST", "/v2/models/slow/infer", x)[0])
+
+    threads = [threading.Thread(target=call) for _ in range(2)]  # one running, one queued
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    code = fresh_server.stop(signal.SIGTERM)
+    for t in threads:
+        t.join()
+    assert code == 0, "".join(fresh_server.log)
+    assert results == [200, 200]
