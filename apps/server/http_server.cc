@@ -18,6 +18,7 @@
 #include <rapidjson/writer.h>
 
 #include "apps/server/inference_protocol.h"
+#include "apps/server/metrics.h"
 
 namespace strata::server {
 
@@ -220,6 +221,11 @@ class HttpServer::Impl {
     const std::vector<std::string> path = PathSegments(std::string_view(req.target().data(), req.target().size()));
     const bool get = req.method() == http::verb::get;
     const bool post = req.method() == http::verb::post;
+    if (path.size() == 1 && path[0] == "metrics" && get) {
+      Response res = JsonResponse(http::status::ok, metrics_.Text(), req);
+      res.set(http::field::content_type, "text/plain; version=0.0.4");
+      co_return res;
+    }
     if (path.empty() || path[0] != "v2") {
       co_return ErrorResponse(http::status::not_found, "unknown path '" + std::string(req.target()) + "'", req);
     }
@@ -254,7 +260,12 @@ class HttpServer::Impl {
       }
       if (action == "infer" && post) {
         if (auto error = FindVersion(name, version, req, &route)) co_return *error;
-        co_return co_await Infer(req, route);
+        JobTimes times;
+        bool ran = false;
+        Response res = co_await Infer(req, route, &times, &ran);
+        metrics_.RecordRequest(route.version->model, route.version->version, res.result_int(), times.queue,
+                               times.compute, 1, ran);
+        co_return res;
       }
     }
     if (path.size() == 3 && path[1] == "repository" && path[2] == "index" && post) {
@@ -271,7 +282,8 @@ class HttpServer::Impl {
                             req);
   }
 
-  asio::awaitable<Response> Infer(const Request& req, const Route& route) {
+  // Runs one inference; *times and *ran tell the metrics what happened.
+  asio::awaitable<Response> Infer(const Request& req, const Route& route, JobTimes* times, bool* ran) {
     int64_t json_length = -1;
     if (auto it = req.find("Inference-Header-Content-Length"); it != req.end()) {
       const std::string text(it->value());
@@ -318,6 +330,8 @@ class HttpServer::Impl {
                                   " requests waiting (max_queue_size); try again later",
                               req);
     }
+    *times = outcome->times;
+    *ran = !outcome->times.timed_out;
     if (!outcome->result.ok()) {
       const Status& s = outcome->result.status();
       const http::status status = outcome->times.timed_out    ? http::status::service_unavailable
@@ -405,6 +419,7 @@ class HttpServer::Impl {
   std::atomic<bool> stopping_{false};
   std::mutex sessions_mutex_;
   std::set<beast::tcp_stream*> idle_sessions_;
+  Metrics metrics_;
 };
 
 HttpServer::HttpServer(ModelRepository* repository, HttpOptions options)

@@ -248,3 +248,33 @@ def test_sigterm_answers_every_request_in_flight(fresh_server):
         t.join()
     assert code == 0, "".join(fresh_server.log)
     assert results == [200, 200]
+
+
+# ---- metrics ---------------------------------------------------------------------------------
+
+
+def metric(text, name, **labels):
+    """The value of one sample of the Prometheus text `text` (0 when absent)."""
+    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    for line in text.splitlines():
+        if line.startswith(name + "{") and line.split("{", 1)[1].split("}", 1)[0] == want:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_requests_failures_and_times(fresh_server):
+    x = infer_json(np.ones((2, 64), np.float32))
+    for _ in range(3):
+        assert request(fresh_server, "POST", "/v2/models/mlp/versions/1/infer", x)[0] == 200
+    assert request(fresh_server, "POST", "/v2/models/mlp/versions/1/infer", infer_json(np.ones((2, 3), np.float32)))[0] == 400
+    status, body, response = request(fresh_server, "GET", "/metrics")
+    assert status == 200 and response.getheader("Content-Type").startswith("text/plain")
+    text = body.decode()
+    assert "# TYPE strata_inference_requests_total counter" in text
+    assert metric(text, "strata_inference_requests_total", model="mlp", version="1") == 4
+    assert metric(text, "strata_inference_failures_total", model="mlp", version="1", status="400") == 1
+    # Three ran successfully, and the shape error ran too (the VM found it): four runs.
+    assert metric(text, "strata_inference_compute_seconds_count", model="mlp", version="1") == 4
+    assert metric(text, "strata_inference_queue_seconds_bucket", model="mlp", version="1", le="+Inf") == 4
+    assert metric(text, "strata_inference_batch_size_bucket", model="mlp", version="1", le="1") == 4
+    assert metric(text, "strata_inference_compute_seconds_sum", model="mlp", version="1") > 0
