@@ -264,7 +264,7 @@ class HttpServer::Impl {
         bool ran = false;
         Response res = co_await Infer(req, route, &times, &ran);
         metrics_.RecordRequest(route.version->model, route.version->version, res.result_int(), times.queue,
-                               times.compute, 1, ran);
+                               times.compute, times.batch_size, ran);
         co_return res;
       }
     }

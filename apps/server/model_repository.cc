@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "apps/server/batching.h"
+
 namespace strata::server {
 namespace {
 
@@ -35,7 +37,15 @@ std::shared_ptr<ModelVersion> LoadVersion(const Model& model, const ModelConfig&
     return v;
   }
   v->function_index = *index;
-  v->scheduler = std::make_unique<Scheduler>(v->executable, *index, config.instance_count, config.max_queue_size);
+  if (config.dynamic_batching) {
+    const Status batchable = CheckBatchable(v->executable->functions()[static_cast<size_t>(*index)]);
+    if (!batchable.ok()) {
+      v->reason = file.string() + ": dynamic_batching needs a batch dimension: " + batchable.message();
+      return v;
+    }
+  }
+  v->scheduler = std::make_unique<Scheduler>(v->executable, *index, config.instance_count, config.max_queue_size,
+                                             config.dynamic_batching ? &*config.dynamic_batching : nullptr);
   v->ready = true;
   return v;
 }

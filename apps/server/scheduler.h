@@ -6,6 +6,12 @@
 // whose deadline passed while it waited is answered without running. The
 // completion callback runs on the worker thread.
 //
+// With dynamic batching, a worker that takes a request also takes the
+// requests behind it that can be concatenated with it (batching.h), up to
+// max_batch_size rows, waiting at most max_queue_delay_us for more; the batch
+// runs once. When a batch fails, its requests run one by one, so that one
+// request's bad input fails only that request.
+//
 // Shutdown (the destructor): the queue stops taking requests, the workers
 // finish every request already queued, then exit; nothing accepted is dropped.
 #pragma once
@@ -17,13 +23,19 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "apps/server/model_config.h"
 #include "support/status.h"
 #include "vm/executable.h"
 #include "vm/value.h"
+
+namespace strata::vm {
+class VirtualMachine;
+}
 
 namespace strata::server {
 
@@ -32,6 +44,7 @@ struct JobTimes {
   std::chrono::nanoseconds queue{0};    // waiting for a VM
   std::chrono::nanoseconds compute{0};  // running
   bool timed_out = false;               // its deadline passed before it ran (the result is an error)
+  int64_t batch_size = 1;               // requests in the run it was part of
 };
 
 struct Job {
@@ -44,8 +57,9 @@ struct Job {
 
 class Scheduler {
  public:
+  // `batching`: null for none; the caller checked that the function batches (CheckBatchable).
   Scheduler(std::shared_ptr<const vm::Executable> executable, int32_t function_index, int64_t instance_count,
-            int64_t max_queue_size);
+            int64_t max_queue_size, const DynamicBatching* batching = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -57,10 +71,15 @@ class Scheduler {
 
  private:
   void WorkerLoop();
+  // Takes the queued requests that batch with `first` (mutex_ held by `lock`).
+  void CollectBatch(std::unique_lock<std::mutex>& lock, std::vector<Job>* batch);
+  void RunOne(vm::VirtualMachine& machine, Job& job, int64_t batch_size);
+  void RunBatch(vm::VirtualMachine& machine, std::vector<Job>& batch);
 
   std::shared_ptr<const vm::Executable> executable_;
   int32_t function_index_;
   int64_t max_queue_size_;
+  std::optional<DynamicBatching> batching_;
   mutable std::mutex mutex_;
   std::condition_variable work_;
   std::deque<Job> queue_;

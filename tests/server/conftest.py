@@ -4,6 +4,8 @@ The repository (a temporary folder) holds:
   mlp/1, mlp/2   the zoo's MLP (ONNX, dynamic batch 1..16), compiled by build/bin/strata
   slow/1         a kernel whose time grows as n^3 (a long request on demand),
                  one instance, a queue of 2, so that the queue fills
+  batched/1      the MLP with dynamic batching (up to 16 rows, 20 ms delay), one instance
+  unbatchable/1  dynamic batching asked of a function whose inputs have no batch dimension
   broken/1       a file that is not an executable
   badcfg         a config.json with a misspelt field
 """
@@ -61,6 +63,12 @@ def repository(tmp_path_factory):
     compile_model(slow_source, root / "slow" / "1" / "model.stx")
     slow_source.unlink()
     (root / "slow" / "config.json").write_text('{"instance_count": 1, "max_queue_size": 2}')
+    (root / "batched" / "1").mkdir(parents=True)
+    shutil.copy(mlp, root / "batched" / "1" / "model.stx")
+    (root / "batched" / "config.json").write_text(
+        '{"instance_count": 1, "dynamic_batching": {"max_batch_size": 16, "max_queue_delay_us": 20000}}')
+    compile_model(REPO / "examples/matmul_relu.sir", root / "unbatchable" / "1" / "model.stx")
+    (root / "unbatchable" / "config.json").write_text('{"dynamic_batching": {}}')
     (root / "broken" / "1").mkdir(parents=True)
     (root / "broken" / "1" / "model.stx").write_bytes(b"not an executable")
     (root / "badcfg" / "1").mkdir(parents=True)

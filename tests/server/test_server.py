@@ -278,3 +278,54 @@ def test_metrics_count_requests_failures_and_times(fresh_server):
     assert metric(text, "strata_inference_queue_seconds_bucket", model="mlp", version="1", le="+Inf") == 4
     assert metric(text, "strata_inference_batch_size_bucket", model="mlp", version="1", le="1") == 4
     assert metric(text, "strata_inference_compute_seconds_sum", model="mlp", version="1") > 0
+
+
+# ---- dynamic batching --------------------------------------------------------------------------
+
+
+def test_dynamic_batching_joins_concurrent_requests_and_splits_the_answers(fresh_server):
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal((1 + i % 3, 64), dtype=np.float32) for i in range(12)]
+    results = [None] * len(inputs)
+
+    def call(i):
+        status, data, _ = request(fresh_server, "POST", "/v2/models/batched/infer", infer_json(inputs[i]))
+        assert status == 200, data
+        out = json.loads(data)["outputs"][0]
+        results[i] = np.array(out["data"], np.float32).reshape(out["shape"])
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for x, y in zip(inputs, results):  # each request gets its own rows back
+        np.testing.assert_allclose(y, mlp_reference(x), rtol=1e-4, atol=1e-5)
+    text = request(fresh_server, "GET", "/metrics")[1].decode()
+    runs_of_one = metric(text, "strata_inference_batch_size_bucket", model="batched", version="1", le="1")
+    assert metric(text, "strata_inference_requests_total", model="batched", version="1") == len(inputs)
+    assert runs_of_one < len(inputs), "no request ran in a batch"
+
+
+def test_a_bad_request_in_a_batch_fails_alone(fresh_server):
+    good = np.ones((2, 64), np.float32)
+    statuses = {}
+
+    def call(name, body):
+        statuses[name] = request(fresh_server, "POST", "/v2/models/batched/infer", body)[0]
+
+    # 17 rows: past the model's bound of 16, so it cannot run, batched or not.
+    threads = [threading.Thread(target=call, args=(f"good{i}", infer_json(good))) for i in range(4)]
+    threads.append(threading.Thread(target=call, args=("bad", infer_json(np.ones((17, 64), np.float32)))))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses.pop("bad") == 400
+    assert set(statuses.values()) == {200}
+
+
+def test_batching_a_function_without_a_batch_dimension_is_not_ready(server):
+    status, body, _ = request(server, "GET", "/v2/models/unbatchable")
+    assert status == 400
+    assert "dynamic_batching needs a batch dimension" in json.loads(body)["error"]
