@@ -11,6 +11,8 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
+# `cmake --install` and a project that embeds the installed runtime (find_package(Strata)).
+bash scripts/check_install.sh build
 
 # The runtime alone, under AddressSanitizer: loading hostile files must never crash.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=address \
