@@ -9,7 +9,7 @@ python=${PYTHON:-python3}
 
 declare -A modules=(
   [scikit_build_core]=scikit-build-core [nanobind]=nanobind [numpy]=numpy [pytest]=pytest
-  [onnx]=onnx [onnxruntime]=onnxruntime [torch]=torch [tritonclient.http]="tritonclient[http]"
+  [onnx]=onnx [onnxruntime]=onnxruntime [torch]=torch [tritonclient.http]="tritonclient[http]" [yaml]=pyyaml
 )
 missing=()
 for module in "${!modules[@]}"; do
