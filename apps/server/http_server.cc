@@ -3,7 +3,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -113,14 +112,15 @@ class HttpServer::Impl {
 
   void Shutdown() {
     asio::post(ioc_, [this] {
+      std::lock_guard<std::mutex> lock(flight_mutex_);
       if (stopping_) return;
       stopping_ = true;
       boost::system::error_code ec;
       signals_.cancel(ec);
       acceptor_.close(ec);
-      // Idle keep-alive connections are closed now; busy ones close after their answer.
-      std::lock_guard<std::mutex> lock(sessions_mutex_);
-      for (beast::tcp_stream* stream : idle_sessions_) stream->socket().shutdown(tcp::socket::shutdown_both, ec);
+      // Idle keep-alive connections hold no request: once the last request in
+      // flight is answered, Run() returns and they close with the process.
+      if (in_flight_ == 0) StopLocked();
     });
   }
 
@@ -137,13 +137,21 @@ class HttpServer::Impl {
     }
   }
 
-  void SetIdle(beast::tcp_stream* stream, bool idle) {
-    std::lock_guard<std::mutex> lock(sessions_mutex_);
-    if (idle) {
-      idle_sessions_.insert(stream);
-    } else {
-      idle_sessions_.erase(stream);
-    }
+  // A request was read: it counts as in flight until its answer is written.
+  // False when the server stopped meanwhile (it is dropped with its connection).
+  bool BeginRequest() {
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    if (stopped_) return false;
+    ++in_flight_;
+    return true;
+  }
+  void EndRequest() {
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    if (--in_flight_ == 0 && stopping_) StopLocked();
+  }
+  void StopLocked() {
+    stopped_ = true;
+    ioc_.stop();
   }
 
   asio::awaitable<void> Session(tcp::socket socket) {
@@ -153,10 +161,8 @@ class HttpServer::Impl {
       http::request_parser<http::string_body> parser;
       parser.body_limit(static_cast<uint64_t>(options_.max_body_bytes));
       boost::system::error_code ec;
-      SetIdle(&stream, true);
       if (stopping_) break;
       co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-      SetIdle(&stream, false);
       if (ec == http::error::body_limit) {
         Request head;
         head.version(parser.get().version());
@@ -169,13 +175,14 @@ class HttpServer::Impl {
         break;
       }
       if (ec) break;  // the client closed, or sent something that is not HTTP
+      if (!BeginRequest()) break;
       Request req = parser.release();
       Response res = co_await Handle(req);
       if (stopping_) res.keep_alive(false);
       co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+      EndRequest();
       if (ec || !res.keep_alive()) break;
     }
-    SetIdle(&stream, false);
     boost::system::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
@@ -417,8 +424,10 @@ class HttpServer::Impl {
   tcp::acceptor acceptor_;
   asio::signal_set signals_;
   std::atomic<bool> stopping_{false};
-  std::mutex sessions_mutex_;
-  std::set<beast::tcp_stream*> idle_sessions_;
+  // Requests read and not yet answered; Run() returns when it is 0 after Shutdown().
+  std::mutex flight_mutex_;
+  int64_t in_flight_ = 0;
+  bool stopped_ = false;
   Metrics metrics_;
 };
 

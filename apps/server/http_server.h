@@ -3,9 +3,9 @@
 //
 // I/O runs on `io_threads` threads of one io_context, one coroutine per
 // connection; an inference runs on its model's Scheduler and its answer is
-// written back on the connection's coroutine. Shutdown() stops accepting,
-// closes idle connections, lets every request in flight be answered, then
-// returns from Run().
+// written back on the connection's coroutine. Shutdown() (or SIGTERM, SIGINT)
+// stops accepting, lets every request already read be answered, then returns
+// from Run(); idle keep-alive connections close with the process.
 #pragma once
 
 #include <atomic>

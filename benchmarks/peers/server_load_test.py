@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""A bounded load test of strata-server on loopback, with and without dynamic batching.
+
+The zoo's MLP is served twice from one repository: `mlp` (one request per run)
+and `mlp_batched` (dynamic batching: up to 32 rows, 1 ms delay). For each,
+C concurrent clients (processes, each with one keep-alive connection) send R
+requests of one row each, with the binary tensor data extension; every answer
+is checked against onnxruntime's output for its input. Reported: throughput
+(requests/s over the whole run), and p50 / p99 latency as the clients see it.
+
+Usage: python3 benchmarks/peers/server_load_test.py [--clients 16] [--requests 400] [--rounds 3]
+(build/bin/strata and build/bin/strata-server built).
+"""
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+MLP = REPO / "tests/fixtures/onnx/mlp/model.onnx"
+INPUTS = 16  # distinct inputs, each with its reference output
+
+
+def binary_request(x):
+    header = json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
+                                     "parameters": {"binary_data_size": x.nbytes}}],
+                         "outputs": [{"name": "output0", "parameters": {"binary_data": True}}]}).encode()
+    return header + x.tobytes(), len(header)
+
+
+def client(args):
+    port, model, count, seed, inputs, references = args
+    conn = http.client.HTTPConnection("localhost", port, timeout=120)
+    latencies, rng = [], np.random.default_rng(seed)
+    bodies = [binary_request(x) for x in inputs]
+    for _ in range(count):
+        i = int(rng.integers(len(bodies)))
+        body, header_length = bodies[i]
+        start = time.perf_counter()
+        conn.request("POST", f"/v2/models/{model}/infer", body=body,
+                     headers={"Inference-Header-Content-Length": str(header_length)})
+        response = conn.getresponse()
+        data = response.read()
+        latencies.append(time.perf_counter() - start)
+        if response.status != 200:
+            raise RuntimeError(f"{model}: HTTP {response.status}: {data[:200]!r}")
+        json_length = int(response.getheader("Inference-Header-Content-Length"))
+        out = np.frombuffer(data[json_length:], np.float32).reshape(1, 10)
+        np.testing.assert_allclose(out, references[i], rtol=1e-4, atol=1e-5)
+    conn.close()
+    return latencies
+
+
+def run(port, model, clients, requests, inputs, references):
+    per_client = requests // clients
+    jobs = [(port, model, per_client, seed, inputs, references) for seed in range(clients)]
+    start = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(clients) as pool:
+        latencies = [t for part in pool.map(client, jobs) for t in part]
+    elapsed = time.perf_counter() - start
+    latencies.sort()
+    return {"throughput": len(latencies) / elapsed, "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))], "requests": len(latencies)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--requests", type=int, default=1600, help="per model and round, over all clients")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--build-dir", default=str(REPO / "build"))
+    args = parser.parse_args()
+    build = pathlib.Path(args.build_dir)
+
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((1, 64), dtype=np.float32) for _ in range(INPUTS)]
+    session = ort.InferenceSession(str(MLP), providers=["CPUExecutionProvider"])
+    references = [session.run(None, {"x": x})[0] for x in inputs]
+
+    with tempfile.TemporaryDirectory() as root:
+        root = pathlib.Path(root)
+        stx = root / "mlp" / "1" / "model.stx"
+        stx.parent.mkdir(parents=True)
+        subprocess.run([str(build / "bin/strata"), "compile", str(MLP), "--dynamic", "batch=1..64", "-o", str(stx)],
+                       check=True)
+        (root / "mlp" / "config.json").write_text('{"instance_count": 2, "max_queue_size": 256}')
+        (root / "mlp_batched" / "1").mkdir(parents=True)
+        shutil.copy(stx, root / "mlp_batched" / "1" / "model.stx")
+        (root / "mlp_batched" / "config.json").write_text(
+            '{"instance_count": 2, "max_queue_size": 256, '
+            '"dynamic_batching": {"max_batch_size": 32, "max_queue_delay_us": 1000}}')
+        server = subprocess.Popen([str(build / "bin/strata-server"), "--model-repository", str(root), "--http-port",
+                                   "0", "--io-threads", "2", "--threads", "1"], stderr=subprocess.PIPE, text=True)
+        try:
+            port = None
+            while port is None:
+                line = server.stderr.readline()
+                if not line:
+                    raise RuntimeError("strata-server exited")
+                match = re.search(r"listening on [^:]+:(\d+)", line)
+                port = int(match.group(1)) if match else None
+            results = {"mlp": [], "mlp_batched": []}
+            for _ in range(args.rounds):  # alternating, so that both see the same machine
+                for model in results:
+                    results[model].append(run(port, model, args.clients, args.requests, inputs, references))
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+    print(f"{args.clients} clients, {args.requests // args.clients * args.clients} requests of one row per model "
+          f"and round, {args.rounds} rounds; every answer checked against onnxruntime")
+    print("| model | dynamic batching | requests/s | p50 ms | p99 ms |")
+    print("|---|---|---|---|---|")
+    for model, rounds in results.items():
+        thr = [r["throughput"] for r in rounds]
+        p50 = [r["p50_ms"] for r in rounds]
+        p99 = [r["p99_ms"] for r in rounds]
+        print(f"| {model} | {'on (32 rows, 1 ms)' if 'batched' in model else 'off'} | {min(thr):.0f}-{max(thr):.0f} "
+              f"| {min(p50):.2f}-{max(p50):.2f} | {min(p99):.2f}-{max(p99):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
