@@ -30,3 +30,14 @@ bash scripts/check_python_packaging.sh
 
 # strata-server end to end: the real server on loopback, tritonclient[http] and plain HTTP.
 (cd tests/server && python3 -m pytest -q -p no:cacheprovider .)
+
+# The runtime and the server under ThreadSanitizer: the server's C++ tests and
+# its end-to-end tests (concurrent clients, batching, load/unload while
+# requests run, SIGTERM); any report fails the test that stops the server.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=thread \
+  -DSTRATA_BUILD_COMPILER=OFF -DSTRATA_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build-tsan -j "$jobs" --target strata-server strata_sim_npu strata_server_test
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/server/tsan.supp"
+build-tsan/tests/strata_server_test
+(cd tests/server && STRATA_SERVER="$PWD/../../build-tsan/bin/strata-server" python3 -m pytest -q -p no:cacheprovider .)
+unset TSAN_OPTIONS

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """A bounded load test of strata-server on loopback, with and without dynamic batching.
 
-The zoo's MLP is served twice from one repository: `mlp` (one request per run)
-and `mlp_batched` (dynamic batching: up to 32 rows, 1 ms delay). For each,
+A model is served twice from one repository: `<model>` (one request per run)
+and `<model>_batched` (dynamic batching: up to 32 rows, 1 ms delay). The model
+is the zoo's MLP (--model mlp: 64 -> 10, microseconds of compute: the HTTP
+path dominates) or a wide two-layer perceptron made here with random weights
+(--model wide: 1024 -> 4096 -> 1024, 32 MB of weights that one row reads in
+full: the case batching exists for). For each,
 C concurrent clients (processes, each with one keep-alive connection) send R
 requests of one row each, with the binary tensor data extension; every answer
 is checked against onnxruntime's output for its input. Reported: throughput
 (requests/s over the whole run), and p50 / p99 latency as the clients see it.
 
-Usage: python3 benchmarks/peers/server_load_test.py [--clients 16] [--requests 400] [--rounds 3]
+Usage: python3 benchmarks/peers/server_load_test.py [--model mlp|wide] [--clients 16] [--requests 1600] [--rounds 3]
 (build/bin/strata and build/bin/strata-server built).
 """
 import argparse
@@ -32,6 +36,22 @@ MLP = REPO / "tests/fixtures/onnx/mlp/model.onnx"
 INPUTS = 16  # distinct inputs, each with its reference output
 
 
+def wide_model(path):
+    """1024 -> 4096 (relu) -> 1024 with random weights, dynamic batch: ONNX, for both sides."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(1)
+    w1 = numpy_helper.from_array((rng.standard_normal((1024, 4096)) / 32).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array((rng.standard_normal((4096, 1024)) / 64).astype(np.float32), "w2")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+         helper.make_node("MatMul", ["r", "w2"], ["y"])], "wide",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1024])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 1024])], [w1, w2])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
 def binary_request(x):
     header = json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
                                      "parameters": {"binary_data_size": x.nbytes}}],
@@ -41,6 +61,7 @@ def binary_request(x):
 
 def client(args):
     port, model, count, seed, inputs, references = args
+    width = references[0].shape[1]
     conn = http.client.HTTPConnection("localhost", port, timeout=120)
     latencies, rng = [], np.random.default_rng(seed)
     bodies = [binary_request(x) for x in inputs]
@@ -56,7 +77,7 @@ def client(args):
         if response.status != 200:
             raise RuntimeError(f"{model}: HTTP {response.status}: {data[:200]!r}")
         json_length = int(response.getheader("Inference-Header-Content-Length"))
-        out = np.frombuffer(data[json_length:], np.float32).reshape(1, 10)
+        out = np.frombuffer(data[json_length:], np.float32).reshape(1, width)
         np.testing.assert_allclose(out, references[i], rtol=1e-4, atol=1e-5)
     conn.close()
     return latencies
@@ -76,6 +97,7 @@ def run(port, model, clients, requests, inputs, references):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", choices=["mlp", "wide"], default="mlp")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--requests", type=int, default=1600, help="per model and round, over all clients")
     parser.add_argument("--rounds", type=int, default=3)
@@ -83,21 +105,26 @@ def main():
     args = parser.parse_args()
     build = pathlib.Path(args.build_dir)
 
-    rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal((1, 64), dtype=np.float32) for _ in range(INPUTS)]
-    session = ort.InferenceSession(str(MLP), providers=["CPUExecutionProvider"])
-    references = [session.run(None, {"x": x})[0] for x in inputs]
-
     with tempfile.TemporaryDirectory() as root:
         root = pathlib.Path(root)
-        stx = root / "mlp" / "1" / "model.stx"
+        source = MLP
+        if args.model == "wide":
+            source = root / "wide.onnx"
+            wide_model(source)
+        rng = np.random.default_rng(0)
+        width_in = 64 if args.model == "mlp" else 1024
+        inputs = [rng.standard_normal((1, width_in), dtype=np.float32) for _ in range(INPUTS)]
+        session = ort.InferenceSession(str(source), providers=["CPUExecutionProvider"])
+        references = [session.run(None, {"x": x})[0] for x in inputs]
+        name = args.model
+        stx = root / name / "1" / "model.stx"
         stx.parent.mkdir(parents=True)
-        subprocess.run([str(build / "bin/strata"), "compile", str(MLP), "--dynamic", "batch=1..64", "-o", str(stx)],
-                       check=True)
-        (root / "mlp" / "config.json").write_text('{"instance_count": 2, "max_queue_size": 256}')
-        (root / "mlp_batched" / "1").mkdir(parents=True)
-        shutil.copy(stx, root / "mlp_batched" / "1" / "model.stx")
-        (root / "mlp_batched" / "config.json").write_text(
+        subprocess.run([str(build / "bin/strata"), "compile", str(source), "--dynamic", "batch=1..64", "-o",
+                        str(stx)], check=True)
+        (root / name / "config.json").write_text('{"instance_count": 2, "max_queue_size": 256}')
+        (root / f"{name}_batched" / "1").mkdir(parents=True)
+        shutil.copy(stx, root / f"{name}_batched" / "1" / "model.stx")
+        (root / f"{name}_batched" / "config.json").write_text(
             '{"instance_count": 2, "max_queue_size": 256, '
             '"dynamic_batching": {"max_batch_size": 32, "max_queue_delay_us": 1000}}')
         server = subprocess.Popen([str(build / "bin/strata-server"), "--model-repository", str(root), "--http-port",
@@ -110,7 +137,7 @@ def main():
                     raise RuntimeError("strata-server exited")
                 match = re.search(r"listening on [^:]+:(\d+)", line)
                 port = int(match.group(1)) if match else None
-            results = {"mlp": [], "mlp_batched": []}
+            results = {name: [], f"{name}_batched": []}
             for _ in range(args.rounds):  # alternating, so that both see the same machine
                 for model in results:
                     results[model].append(run(port, model, args.clients, args.requests, inputs, references))
