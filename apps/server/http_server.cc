@@ -305,7 +305,9 @@ class HttpServer::Impl {
     StatusOr<InferRequest> parsed = ParseInferRequest(body, json_length, *route.version);
     if (!parsed.ok()) co_return ErrorResponse(http::status::bad_request, parsed.status().message(), req);
     std::shared_ptr<ModelVersion> version = route.version;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(version->config.timeout_ms);
+    std::chrono::microseconds timeout = std::chrono::milliseconds(version->config.timeout_ms);
+    if (parsed->timeout_us) timeout = std::min(timeout, std::chrono::microseconds(*parsed->timeout_us));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::vector<vm::Value> args = std::move(parsed->args);
     auto executor = co_await asio::this_coro::executor;
     std::shared_ptr<Outcome> outcome =

@@ -126,6 +126,10 @@ StatusOr<InferRequest> ParseInferRequest(std::shared_ptr<const std::string> body
     if (p.HasMember("binary_data_output") && p["binary_data_output"].IsBool()) {
       request.binary_outputs = p["binary_data_output"].GetBool();
     }
+    if (p.HasMember("timeout")) {
+      if (!p["timeout"].IsUint64()) return BadRequest("parameters.timeout must be a non-negative integer (us)");
+      request.timeout_us = static_cast<int64_t>(std::min<uint64_t>(p["timeout"].GetUint64(), INT64_MAX / 1000));
+    }
   }
   if (!doc.HasMember("inputs") || !doc["inputs"].IsArray()) return BadRequest("the request needs an 'inputs' array");
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct InferRequest {
   std::vector<vm::Value> args;           // in the function's parameter order
   std::vector<RequestedOutput> outputs;  // empty: every output
   bool binary_outputs = false;           // parameters.binary_data_output
+  // parameters.timeout (microseconds, as Triton's clients send it): how long
+  // the request may wait for an instance, when shorter than the model's timeout_ms.
+  std::optional<int64_t> timeout_us;
 };
 
 struct InferResponse {

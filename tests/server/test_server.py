@@ -329,3 +329,18 @@ def test_batching_a_function_without_a_batch_dimension_is_not_ready(server):
     status, body, _ = request(server, "GET", "/v2/models/unbatchable")
     assert status == 400
     assert "dynamic_batching needs a batch dimension" in json.loads(body)["error"]
+
+
+def test_a_request_timeout_shorter_than_its_wait_is_503(server):
+    slow = json.dumps({"inputs": [{"name": "x", "shape": [800], "datatype": "FP32", "data": [1.0] * 800}]})
+    hasty = json.dumps({"parameters": {"timeout": 1000},  # 1 ms, in microseconds as Triton's clients send it
+                        "inputs": [{"name": "x", "shape": [8], "datatype": "FP32", "data": [1.0] * 8}]})
+    first = threading.Thread(target=lambda: request(server, "POST", "/v2/models/slow/infer", slow))
+    first.start()
+    time.sleep(0.2)  # the slow request holds the model's one instance
+    status, data, _ = request(server, "POST", "/v2/models/slow/infer", hasty)
+    first.join()
+    assert status == 503 and "timed out" in json.loads(data)["error"]
+    assert request(server, "POST", "/v2/models/slow/infer", hasty)[0] == 200  # with the instance free, it runs
+    bad = hasty.replace('"timeout": 1000', '"timeout": -5')
+    assert request(server, "POST", "/v2/models/slow/infer", bad)[0] == 400
