@@ -6,6 +6,8 @@ The repository (a temporary folder) holds:
                  one instance, a queue of 2, so that the queue fills
   batched/1      the MLP with dynamic batching (up to 16 rows, 20 ms delay), one instance
   unbatchable/1  dynamic batching asked of a function whose inputs have no batch dimension
+  cnn_npu/1      the zoo's CNN offloaded to the simulated NPU, with device_options
+  npu_badopt/1   the same with a device option the NPU refuses
   broken/1       a file that is not an executable
   badcfg         a config.json with a misspelt field
 """
@@ -71,6 +73,12 @@ def repository(tmp_path_factory):
         '{"instance_count": 1, "dynamic_batching": {"max_batch_size": 16, "max_queue_delay_us": 20000}}')
     compile_model(REPO / "examples/matmul_relu.sir", root / "unbatchable" / "1" / "model.stx")
     (root / "unbatchable" / "config.json").write_text('{"dynamic_batching": {}}')
+    compile_model(REPO / "tests/fixtures/onnx/cnn/model.onnx", root / "cnn_npu" / "1" / "model.stx", "--target",
+                  "cpu,npu", "--dynamic", "batch=1..2", "--dynamic", "h=16..16", "--dynamic", "w=16..16")
+    (root / "cnn_npu" / "config.json").write_text('{"device_options": {"sim_npu": "memory=64M"}}')
+    (root / "npu_badopt" / "1").mkdir(parents=True)
+    shutil.copy(root / "cnn_npu" / "1" / "model.stx", root / "npu_badopt" / "1" / "model.stx")
+    (root / "npu_badopt" / "config.json").write_text('{"device_options": {"sim_npu": "memory=-5"}}')
     (root / "broken" / "1").mkdir(parents=True)
     (root / "broken" / "1" / "model.stx").write_bytes(b"not an executable")
     (root / "badcfg" / "1").mkdir(parents=True)

@@ -344,3 +344,17 @@ def test_a_request_timeout_shorter_than_its_wait_is_503(server):
     assert request(server, "POST", "/v2/models/slow/infer", hasty)[0] == 200  # with the instance free, it runs
     bad = hasty.replace('"timeout": 1000', '"timeout": -5')
     assert request(server, "POST", "/v2/models/slow/infer", bad)[0] == 400
+
+
+def test_device_options_from_the_config_open_the_npu(server):
+    image = np.random.default_rng(3).standard_normal((1, 3, 16, 16), dtype=np.float32)
+    body = json.dumps({"inputs": [{"name": "image", "shape": [1, 3, 16, 16], "datatype": "FP32",
+                                   "data": image.ravel().tolist()}]})
+    status, data, _ = request(server, "POST", "/v2/models/cnn_npu/infer", body)
+    assert status == 200, data
+    out = json.loads(data)["outputs"][0]
+    session = ort.InferenceSession(str(REPO / "tests/fixtures/onnx/cnn/model.onnx"), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"image": image})[0]
+    np.testing.assert_allclose(np.array(out["data"], np.float32).reshape(out["shape"]), expected, rtol=1e-4, atol=1e-4)
+    status, data, _ = request(server, "GET", "/v2/models/npu_badopt")
+    assert status == 400 and "sim_npu" in json.loads(data)["error"]
