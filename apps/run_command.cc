@@ -137,6 +137,55 @@ void PrintMemoryStats(size_t index, const vm::MemoryStats& stats) {
                static_cast<long long>(stats.lower_bound_bytes), ratio);
 }
 
+// --stats: what all the calls allocated and held together, printed once after
+// the last (per-call lines only with --stats=per-call). The system
+// allocations say whether later calls were served from the pool's cache.
+struct StatsSummary {
+  int64_t calls = 0;
+  int64_t allocations = 0, system_allocations = 0, system_bytes = 0, later_system_allocations = 0;
+  int64_t peak_live_bytes = 0, lower_bound_bytes = 0;
+  vm::DeviceStats devices;
+
+  void Add(const vm::MemoryStats& m, const vm::DeviceStats& d) {
+    ++calls;
+    allocations += m.allocations;
+    system_allocations += m.system_allocations;
+    system_bytes += m.system_bytes;
+    if (calls > 1) later_system_allocations += m.system_allocations;
+    peak_live_bytes = std::max(peak_live_bytes, m.peak_live_bytes);
+    lower_bound_bytes = std::max(lower_bound_bytes, m.lower_bound_bytes);
+    devices.host_to_device_copies += d.host_to_device_copies;
+    devices.host_to_device_bytes += d.host_to_device_bytes;
+    devices.device_to_host_copies += d.device_to_host_copies;
+    devices.device_to_host_bytes += d.device_to_host_bytes;
+    devices.kernel_launches += d.kernel_launches;
+    devices.device_time_ns += d.device_time_ns;
+  }
+
+  void Print(bool has_devices) const {
+    if (calls == 0) return;
+    const double ratio =
+        lower_bound_bytes > 0 ? static_cast<double>(peak_live_bytes) / static_cast<double>(lower_bound_bytes) : 1.0;
+    std::fprintf(stderr,
+                 "memory over %lld call%s: %lld allocations, %lld from the system (%s; %lld after the first call); "
+                 "largest peak live %s (%lld bytes), largest lower bound %s (%lld bytes), %.2fx\n",
+                 static_cast<long long>(calls), calls == 1 ? "" : "s", static_cast<long long>(allocations),
+                 static_cast<long long>(system_allocations), FormatBytes(system_bytes).c_str(),
+                 static_cast<long long>(later_system_allocations), FormatBytes(peak_live_bytes).c_str(),
+                 static_cast<long long>(peak_live_bytes), FormatBytes(lower_bound_bytes).c_str(),
+                 static_cast<long long>(lower_bound_bytes), ratio);
+    if (!has_devices) return;
+    std::fprintf(
+        stderr,
+        "devices over %lld call%s: %lld host->device copies (%s), %lld device->host copies (%s), %lld device "
+        "kernel launches, device time %.3f us\n",
+        static_cast<long long>(calls), calls == 1 ? "" : "s", static_cast<long long>(devices.host_to_device_copies),
+        FormatBytes(devices.host_to_device_bytes).c_str(), static_cast<long long>(devices.device_to_host_copies),
+        FormatBytes(devices.device_to_host_bytes).c_str(), static_cast<long long>(devices.kernel_launches),
+        static_cast<double>(devices.device_time_ns) / 1000.0);
+  }
+};
+
 // The device line of --stats (executables compiled for a device target).
 void PrintDeviceStats(size_t index, const vm::DeviceStats& stats) {
   std::fprintf(stderr,
@@ -223,9 +272,10 @@ int RunRunCommand(const std::vector<std::string>& args) {
       "device-options", po::value<std::vector<std::string>>(),
       "NAME=OPTIONS: open device NAME with these options instead of the executable's, e.g. "
       "--device-options sim_npu=memory=64M (docs/devices.md)")(
-      "stats",
-      "print per call (to stderr): allocations, bytes from the system, peak live bytes and the lower "
-      "bound (the most tensor bytes alive at once); see docs/memory.md")(
+      "stats", po::value<std::string>()->implicit_value("summary")->value_name("per-call"),
+      "print (to stderr), once after all calls: allocations, bytes from the system, the largest peak live bytes "
+      "and lower bound (the most tensor bytes alive at once); --stats=per-call prints a line per call instead; "
+      "see docs/memory.md")(
       "repeat", po::value<int64_t>(),
       "call the function N times (after --warmup calls) and print (to stderr) the latency: median, p90, min, mean")(
       "warmup", po::value<int64_t>()->default_value(0), "untimed calls before the timed ones")(
@@ -299,6 +349,12 @@ int RunRunCommand(const std::vector<std::string>& args) {
     }
   }
 
+  const std::string stats_mode = vm.count("stats") ? vm["stats"].as<std::string>() : "";
+  if (!stats_mode.empty() && stats_mode != "summary" && stats_mode != "per-call") {
+    std::fprintf(stderr, "strata run: --stats takes no value or =per-call, got '%s'\n", stats_mode.c_str());
+    return 2;
+  }
+  StatsSummary stats_summary;
   vm::VirtualMachine machine(*executable);
   const std::string function = vm["function"].as<std::string>();
   // The profiler watches the timed calls only (the warmup calls fill the
@@ -323,14 +379,17 @@ int RunRunCommand(const std::vector<std::string>& args) {
       failed = true;
       continue;
     }
-    if (vm.count("stats")) {
+    if (stats_mode == "per-call") {
       PrintMemoryStats(static_cast<size_t>(call) + 1, machine.last_memory_stats());
       if (!(*executable)->devices().empty())
         PrintDeviceStats(static_cast<size_t>(call) + 1, machine.last_device_stats());
+    } else if (stats_mode == "summary") {
+      stats_summary.Add(machine.last_memory_stats(), machine.last_device_stats());
     }
     if (call >= timing.warmup) latencies_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
     result = std::move(called).value();
   }
+  stats_summary.Print(!(*executable)->devices().empty());
   // A failed call still reports what the profiler saw up to the failure.
   if (timing.profile) std::fputs(profiler->FormatReport().c_str(), stderr);
   if (trace_file) {

@@ -217,13 +217,21 @@ TEST_F(MemoryCli, StatsInspectAndNoMemoryPlan) {
   ASSERT_EQ(Run("compile " + model + " --no-memory-plan -o " + unplanned, &out), 0) << out;
   ASSERT_EQ(Run("compile " + model + " --dynamic batch=1..64 -o " + bounded, &out), 0) << out;
 
-  ASSERT_EQ(Run("run " + planned + " " + input + " " + expected + " --stats", &out), 0) << out;
+  ASSERT_EQ(Run("run " + planned + " " + input + " " + expected + " --stats=per-call", &out), 0) << out;
   EXPECT_NE(out.find("memory, call 1: "), std::string::npos) << out;
   EXPECT_NE(out.find(" from the system ("), std::string::npos) << out;
   EXPECT_NE(out.find("peak live "), std::string::npos) << out;
   EXPECT_NE(out.find("lower bound "), std::string::npos) << out;
+  // --stats alone: one summary after every repetition, and no per-call lines.
+  ASSERT_EQ(Run("run " + planned + " " + input + " " + expected + " --stats --repeat 3", &out), 0) << out;
+  EXPECT_EQ(out.find("memory, call "), std::string::npos) << out;
+  EXPECT_NE(out.find("memory over 3 calls: "), std::string::npos) << out;
+  EXPECT_NE(out.find(" after the first call)"), std::string::npos) << out;
+  EXPECT_NE(out.find("largest lower bound "), std::string::npos) << out;
   ASSERT_EQ(Run("run " + unplanned + " " + input + " " + expected + " --stats", &out), 0) << out;
-  EXPECT_NE(out.find("memory, call 1: "), std::string::npos) << out;
+  EXPECT_NE(out.find("memory over 1 call: "), std::string::npos) << out;
+  EXPECT_EQ(Run("run " + planned + " " + input + " --stats=sometimes", &out), 2) << out;
+  EXPECT_NE(out.find("--stats takes no value or =per-call, got 'sometimes'"), std::string::npos) << out;
 
   ASSERT_EQ(Run("inspect " + planned, &out), 0) << out;
   EXPECT_NE(out.find("memory plan: "), std::string::npos) << out;
