@@ -5,6 +5,8 @@
 
 #include <rapidjson/stringbuffer.h>
 
+#include "support/half_float.h"
+
 namespace strata::server {
 namespace {
 
@@ -19,53 +21,6 @@ const NamedType kTypes[] = {
     {"INT16", DataType::Int(16)},   {"INT32", DataType::Int(32)},   {"INT64", DataType::Int(64)},
     {"FP16", DataType::Float(16)},  {"FP32", DataType::F32()},      {"FP64", DataType::F64()},
 };
-
-// IEEE half <-> float, for FP16 JSON values.
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0) {
-    if (mantissa == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      int e = -1;
-      uint32_t m = mantissa;
-      do {
-        ++e;
-        m <<= 1;
-      } while ((m & 0x400) == 0);
-      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
-    }
-  } else if (exponent == 31) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else {
-    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint16_t FloatToHalf(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  const int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
-  uint32_t mantissa = bits & 0x7fffffu;
-  if (((bits >> 23) & 0xff) == 0xff) return sign | 0x7c00u | (mantissa ? 0x200u : 0);  // inf, nan
-  if (exponent >= 31) return sign | 0x7c00u;                                           // overflow: inf
-  if (exponent <= 0) {
-    if (exponent < -10) return sign;
-    mantissa |= 0x800000u;
-    const int shift = 14 - exponent;
-    uint32_t half = mantissa >> shift;
-    if ((mantissa >> (shift - 1)) & 1u) ++half;  // round half up
-    return sign | static_cast<uint16_t>(half);
-  }
-  uint16_t half = sign | static_cast<uint16_t>(exponent << 10) | static_cast<uint16_t>(mantissa >> 13);
-  if (mantissa & 0x1000u) ++half;  // round half up (carries into the exponent correctly)
-  return half;
-}
 
 // Appends the leaves of a (possibly nested) JSON array, in order.
 bool Flatten(const rapidjson::Value& v, std::vector<const rapidjson::Value*>* out, int depth) {
