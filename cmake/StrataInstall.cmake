@@ -10,6 +10,10 @@
 # A service then does find_package(Strata 0.1 REQUIRED) and links
 # Strata::runtime: the VM and the library kernels, never LLVM or the compiler
 # (tests: scripts/check_install.sh builds and runs a consumer project).
+# Not in the Python wheel: pip installs only the package (python/CMakeLists.txt).
+if(SKBUILD)
+  return()
+endif()
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

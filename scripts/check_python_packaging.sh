@@ -16,6 +16,9 @@ names = zipfile.ZipFile(sys.argv[1]).namelist()
 for needed in ("strata/__init__.py", "strata/_api.py", "strata/_strata", "strata/libstrata_sim_npu.so", "strata/py.typed"):
     if not any(n.startswith(needed) for n in names):
         sys.exit(f"check_python_packaging: {sys.argv[1]} lacks {needed} (has {names})")
+stray = [n for n in names if not n.startswith(("strata/", "strata-"))]
+if stray:
+    sys.exit(f"check_python_packaging: {sys.argv[1]} holds files outside the package: {stray[:10]}")
 print(f"check_python_packaging: wheel ok ({len(names)} files)")
 PY
 
