@@ -12,7 +12,11 @@
 // classes per power of two: at most 1/16 larger than asked) and a request takes
 // the smallest cached block of its class or at most 1/8 larger, so one cached
 // block serves shapes that differ a little. Cached bytes beyond
-// cache_limit_bytes go back to the system, largest blocks first.
+// cache_limit_bytes go back to the system, largest blocks first. Blocks of
+// 128 KiB and more are mapped from the kernel (mmap), so that a block given
+// back leaves the process (not a hole in malloc's heap); smaller ones come from
+// aligned_alloc, and so does every block under AddressSanitizer (which then
+// checks them).
 //
 // Accounting (docs/memory.md):
 //   system bytes       bytes obtained from the system allocator
@@ -27,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,6 +73,14 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   // Counters since the last BeginInterval.
   MemoryStats Snapshot() const;
 
+  // Testing: asked, under the pool's lock, before each allocation the pool
+  // would make from the system (never for a request its cache serves) with the
+  // block's size in bytes; true makes that allocation fail as if the system
+  // were out of memory (the pool then gives its cache back and asks again, as
+  // for a real failure). An empty function (the default) turns it off. It must
+  // not call the pool.
+  void SetSystemAllocationFailureForTesting(std::function<bool(int64_t bytes)> should_fail);
+
   // Returns every cached block to the system.
   void ReleaseCached();
   void set_cache_limit_bytes(int64_t bytes);
@@ -84,12 +97,14 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   // Called when a tensor viewing pool memory is created / destroyed.
   void AddTensorBytes(int64_t bytes);
   void TrimLocked();
+  void* SystemAllocateLocked(int64_t bytes, int64_t alignment);
 
   mutable std::mutex mu_;                      // free lists and storage counters
   std::multimap<int64_t, void*> free_blocks_;  // block size -> block (64-byte aligned at least)
   int64_t cache_limit_bytes_;
   int64_t cached_bytes_ = 0;
   int64_t live_bytes_ = 0;
+  std::function<bool(int64_t)> fail_system_allocation_;  // testing; empty in production
   // Tensor accounting runs twice per tensor on top of the storage's two locked
   // steps; lock-free (relaxed: only the counts matter, not their order).
   std::atomic<int64_t> live_tensor_bytes_{0};

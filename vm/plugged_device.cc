@@ -30,6 +30,7 @@ std::map<std::string, void*>& OpenLibraries() {
 }
 
 thread_local std::span<const std::shared_ptr<PluggedDevice>> current_devices;
+thread_local std::span<const StrataDeviceQueue> current_queues;  // parallel to current_devices
 
 // Candidate files for plug-in `name`, in search order.
 std::vector<std::string> CandidatePaths(const std::string& name) {
@@ -71,10 +72,40 @@ void RegisterDevicePlugin(const std::string& name, const std::string& path) {
 }
 
 std::span<const std::shared_ptr<PluggedDevice>> CurrentDevices() { return current_devices; }
-DeviceScope::DeviceScope(std::span<const std::shared_ptr<PluggedDevice>> devices) : saved_(current_devices) {
+DeviceScope::DeviceScope(std::span<const std::shared_ptr<PluggedDevice>> devices,
+                         std::span<const StrataDeviceQueue> queues)
+    : saved_devices_(current_devices), saved_queues_(current_queues) {
   current_devices = devices;
+  current_queues = queues;
 }
-DeviceScope::~DeviceScope() { current_devices = saved_; }
+DeviceScope::~DeviceScope() {
+  current_devices = saved_devices_;
+  current_queues = saved_queues_;
+}
+
+StrataDeviceQueue PluggedDevice::ActiveQueue() const {
+  const auto index = static_cast<size_t>(index_);
+  if (index < current_queues.size() && index < current_devices.size() && current_devices[index].get() == this &&
+      current_queues[index] != 0) {
+    return current_queues[index];
+  }
+  return queue_;
+}
+
+StrataDeviceQueue PluggedDevice::CreateQueue() {
+  StrataDeviceQueue queue = 0;
+  if (api_.queue_create(device_, &queue) != STRATA_DEVICE_OK) return 0;
+  return queue;
+}
+
+void PluggedDevice::DestroyQueue(StrataDeviceQueue queue) {
+  // Waiting first means no command of the queue is left when a buffer freed
+  // meanwhile finds the queue gone and is freed at once (see Allocate).
+  (void)api_.queue_synchronize(device_, queue);
+  (void)api_.queue_destroy(device_, queue);
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_host_.erase(queue);
+}
 
 StatusOr<std::shared_ptr<PluggedDevice>> PluggedDevice::Open(const std::string& name, const std::string& options,
                                                              int32_t index) {
@@ -183,13 +214,18 @@ StatusOr<Ref<Storage>> PluggedDevice::Allocate(int64_t nbytes) {
   if (int rc = api_.buffer_allocate(device_, static_cast<uint64_t>(nbytes), &buffer); rc != STRATA_DEVICE_OK) {
     return Error("buffer_allocate", rc);
   }
-  // Freed in queue order: commands already queued on it still run first. A weak
-  // reference: the device caches constants' buffers, and a buffer outliving its
-  // device was released by device_close already.
+  // Freed in the order of the queue its commands were submitted to (the one
+  // active now): commands already queued on it still run first. When that queue
+  // was a VM's and is gone, it had finished every command (DestroyQueue), so the
+  // buffer is freed at once. A weak reference: the device caches constants'
+  // buffers, and a buffer outliving its device was released by device_close already.
   std::weak_ptr<PluggedDevice> weak = weak_from_this();
-  std::shared_ptr<const void> owner(nullptr, [weak, buffer](const void*) {
+  const StrataDeviceQueue queue = ActiveQueue();
+  std::shared_ptr<const void> owner(nullptr, [weak, buffer, queue](const void*) {
     if (std::shared_ptr<PluggedDevice> self = weak.lock()) {
-      self->api_.queue_free_buffer(self->device_, self->queue_, buffer);
+      if (self->api_.queue_free_buffer(self->device_, queue, buffer) != STRATA_DEVICE_OK && queue != self->queue_) {
+        (void)self->api_.buffer_free(self->device_, buffer);
+      }
     }
   });
   return Storage::WrapExternal(reinterpret_cast<void*>(static_cast<uintptr_t>(buffer)), nbytes, dl_device(),
@@ -207,18 +243,23 @@ StatusOr<Ref<Tensor>> PluggedDevice::CopyToDevice(const Ref<Tensor>& host) {
   }
   STRATA_ASSIGN_OR_RETURN(Ref<Storage> storage, Allocate(host->num_bytes()));
   STRATA_ASSIGN_OR_RETURN(Ref<Tensor> device_tensor, Tensor::View(std::move(storage), 0, host->shape(), host->dtype()));
+  const StrataDeviceQueue queue = ActiveQueue();
   if (host->num_bytes() > 0) {
     const StrataDeviceBuffer buffer =
         static_cast<StrataDeviceBuffer>(reinterpret_cast<uintptr_t>(device_tensor->data()));
-    int rc = api_.queue_copy_host_to_device(device_, queue_, host->data(), buffer, device_tensor->dl()->byte_offset,
+    int rc = api_.queue_copy_host_to_device(device_, queue, host->data(), buffer, device_tensor->dl()->byte_offset,
                                             static_cast<uint64_t>(host->num_bytes()));
     if (rc != STRATA_DEVICE_OK) return Error("queue_copy_host_to_device", rc);
   }
-  std::lock_guard<std::mutex> lock(mu_);
   if (host->read_only()) {
+    // Other VMs' queues will use the copy with no order against this queue:
+    // it is complete before anyone else can find it (once per constant).
+    STRATA_RETURN_IF_ERROR(SynchronizeQueue(queue));
+    std::lock_guard<std::mutex> lock(mu_);
     constants_.emplace(host.get(), device_tensor);  // constants live as long as the executable, and so does this
   } else {
-    pending_host_.push_back(host);
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_host_[queue].push_back(host);
   }
   return device_tensor;
 }
@@ -230,33 +271,40 @@ StatusOr<Ref<Tensor>> PluggedDevice::CopyToHost(const Tensor& t, MemoryPool* poo
   }
   StatusOr<Ref<Tensor>> host = pool ? pool->AllocateTensor(t.shape(), t.dtype()) : Tensor::Empty(t.shape(), t.dtype());
   if (!host.ok()) return host.status();
+  const StrataDeviceQueue queue = ActiveQueue();
   if (t.num_bytes() > 0) {
     const StrataDeviceBuffer buffer = static_cast<StrataDeviceBuffer>(reinterpret_cast<uintptr_t>(t.data()));
-    int rc = api_.queue_copy_device_to_host(device_, queue_, buffer, t.dl()->byte_offset, (*host)->data(),
+    int rc = api_.queue_copy_device_to_host(device_, queue, buffer, t.dl()->byte_offset, (*host)->data(),
                                             static_cast<uint64_t>(t.num_bytes()));
     if (rc != STRATA_DEVICE_OK) return Error("queue_copy_device_to_host", rc);
   }
   // The host reads the result now: wait for it (and for everything before it).
-  STRATA_RETURN_IF_ERROR(Synchronize());
+  STRATA_RETURN_IF_ERROR(SynchronizeQueue(queue));
   return host;
 }
 
 Status PluggedDevice::Launch(StrataDeviceKernel kernel, const std::string& kernel_name,
                              std::span<const StrataDeviceArg> args) {
-  int rc = api_.queue_launch(device_, queue_, kernel, args.data(), static_cast<int32_t>(args.size()));
+  int rc = api_.queue_launch(device_, ActiveQueue(), kernel, args.data(), static_cast<int32_t>(args.size()));
   if (rc == STRATA_DEVICE_OK) return Status::Ok();
   return Status(Error(("launching device kernel '" + kernel_name + "'").c_str(), rc));
 }
 
-Status PluggedDevice::Synchronize() {
+Status PluggedDevice::Synchronize() { return SynchronizeQueue(ActiveQueue()); }
+
+Status PluggedDevice::SynchronizeQueue(StrataDeviceQueue queue) {
   // Take the host sources first: a copy another thread submits meanwhile keeps
   // its own source until a later synchronize covers it.
   std::vector<Ref<Tensor>> covered;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    covered.swap(pending_host_);
+    auto pending = pending_host_.find(queue);
+    if (pending != pending_host_.end()) {
+      covered.swap(pending->second);
+      pending_host_.erase(pending);
+    }
   }
-  int rc = api_.queue_synchronize(device_, queue_);
+  int rc = api_.queue_synchronize(device_, queue);
   covered.clear();  // the copies that read them have completed
   if (rc != STRATA_DEVICE_OK) return Error("queue_synchronize", rc);
   return Status::Ok();

@@ -4,9 +4,9 @@
 // the caller first wait a while (spinning, then yielding) for the next job or
 // for completion, then block on condition variables. Chunks are not assigned:
 // the caller and the workers claim them through one atomic word (generation,
-// next chunk), so a worker that the OS has not scheduled yet (a busy machine, a
-// worker still asleep) costs nothing: the caller claims its chunk too instead of
-// waiting for it. The caller holds `job_mutex` for the whole job, taken with
+// chunk count, next chunk), so a worker that the OS has not scheduled yet (a
+// busy machine, a worker still asleep) costs nothing: the caller claims its
+// chunk too instead of waiting for it. The caller holds `job_mutex` for the whole job, taken with
 // try_lock: a second caller never waits for the pool, it runs serially, which
 // keeps the pool free of lock ordering problems (a kernel running on a worker
 // never blocks on the pool either, because nested loops are detected through the
@@ -121,14 +121,12 @@ class ThreadPool::Impl {
   void Run(Job* job) {
     uint64_t generation;
     {
-      // The claim word is closed first, so a worker still looking at the last
-      // job cannot claim a chunk of this one with the last one's fields.
       std::lock_guard<std::mutex> lock(mu_);
       generation = generation_.load() + 1;
-      claim_.store(generation << 32 | kClosed, std::memory_order_release);
+      // job_ is written before the claim word that opens the job (release), so
+      // whoever claims a chunk of this generation finds this job there.
       job_.store(job, std::memory_order_relaxed);
-      num_chunks_.store(job->num_chunks, std::memory_order_relaxed);
-      claim_.store(generation << 32, std::memory_order_release);
+      claim_.store(ClaimWord(generation, static_cast<uint64_t>(job->num_chunks), 0), std::memory_order_release);
       generation_.store(generation, std::memory_order_release);
     }
     work_cv_.notify_all();
@@ -140,8 +138,17 @@ class ThreadPool::Impl {
   }
 
  private:
-  // A chunk index that no job reaches: the claim word between two jobs.
-  static constexpr uint64_t kClosed = 0xffffffffu;
+  // The claim word: generation (32 bits) | the job's chunk count (16) | the
+  // next chunk to claim (16). The count travels in the word itself, so a claim
+  // is checked against the count of the job it claims from, never against a
+  // count or job read separately (which, read with no order against the word,
+  // could belong to the next job: a stale worker would then run a chunk of the
+  // next job that is also claimed again in it).
+  static constexpr int kChunkBits = 16;
+  static constexpr uint64_t kChunkMask = (uint64_t{1} << kChunkBits) - 1;
+  static uint64_t ClaimWord(uint64_t generation, uint64_t num_chunks, uint64_t next) {
+    return generation << 32 | num_chunks << kChunkBits | next;
+  }
 
   // Runs chunks of job `generation` until none is left to claim. A claim
   // succeeds only while the word still holds this generation and an unclaimed
@@ -150,14 +157,16 @@ class ThreadPool::Impl {
   void ClaimChunks(uint64_t generation) {
     for (;;) {
       uint64_t word = claim_.load(std::memory_order_acquire);
-      const uint64_t index = word & 0xffffffffu;
-      Job* job = job_.load(std::memory_order_relaxed);
-      const int num_chunks = num_chunks_.load(std::memory_order_relaxed);
-      if (word >> 32 != generation || index >= static_cast<uint64_t>(num_chunks)) return;
+      const uint64_t num_chunks = word >> kChunkBits & kChunkMask;
+      const uint64_t index = word & kChunkMask;
+      if (word >> 32 != generation || index >= num_chunks) return;
       if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) continue;
+      // The claim synchronized with the store that opened this generation, and
+      // the next job cannot start before this chunk completes: job_ is this job.
+      Job* job = job_.load(std::memory_order_relaxed);
       job->RunChunk(static_cast<int>(index));
       // The job may be gone as soon as the last chunk completes; only the pool is touched after.
-      if (job->completed.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) {
+      if (job->completed.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<int>(num_chunks)) {
         std::lock_guard<std::mutex> lock(mu_);
         done_cv_.notify_one();
       }
@@ -184,10 +193,9 @@ class ThreadPool::Impl {
   // Written under mu_; also read without it while spinning.
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
-  // (generation << 32) | next chunk to claim; see ClaimChunks.
-  std::atomic<uint64_t> claim_{kClosed};
+  // See ClaimWord; generation 0 has no chunks.
+  std::atomic<uint64_t> claim_{0};
   std::atomic<Job*> job_{nullptr};
-  std::atomic<int> num_chunks_{0};
   std::vector<std::thread> workers_;
 };
 
@@ -203,7 +211,8 @@ ThreadPool::~ThreadPool() { delete impl_; }
 
 int32_t ThreadPool::ParallelFor(int64_t n, StrataParallelBody body, void* closure, std::string* out_error) {
   if (n <= 0) return 0;
-  int num_chunks = static_cast<int>(std::min<int64_t>(num_threads(), n));
+  // At most what the claim word counts (far above any thread count).
+  int num_chunks = static_cast<int>(std::min<int64_t>({num_threads(), n, int64_t{0xffff}}));
   // Serial cases: nothing to split, a loop nested in a chunk, or the pool is busy
   // with another caller's job. Messages then go straight to set_error's normal path.
   if (num_chunks <= 1 || t_current_job != nullptr || !impl_->job_mutex.try_lock()) {

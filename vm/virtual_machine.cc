@@ -120,6 +120,18 @@ constexpr int32_t kAllTensorCodes[kMaxDirectKernelArgs] = {
   return codes;
 }
 
+// The error of a library function: its message, after the function's name
+// unless the message starts with it already, as the library kernels' do
+// ("strata.blas.matmul: inner dimensions differ ..."), so that a user's
+// function that says only "row 3 is not finite" is still named. Builtins keep
+// their messages: theirs name the builtin, or the program's parameter through
+// the compiler's err_ctx ("main: parameter 'x': expected ...").
+[[gnu::noinline]] Status LibraryFailure(const VMFunction& callee, Status status) {
+  const std::string& name = callee.name;
+  if (name.starts_with("vm.builtin.") || status.message().starts_with(name)) return status;
+  return std::move(status).WithContext("library function '" + name + "' failed: ");
+}
+
 // The error of a kernel that returned `rc` != 0, with the message it recorded.
 [[gnu::noinline]] Status KernelFailure(const VMFunction& callee, int32_t rc) {
   std::string message = TakeKernelError();
@@ -258,6 +270,13 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> executable)
   }
 }
 
+VirtualMachine::~VirtualMachine() {
+  std::span<const std::shared_ptr<PluggedDevice>> devices = executable_->plugged_devices();
+  for (size_t i = 0; i < device_queues_.size(); ++i) {
+    if (device_queues_[i] != 0) devices[i]->DestroyQueue(device_queues_[i]);
+  }
+}
+
 Status VirtualMachine::SetProfiler(Profiler* profiler) {
   if (profiler != nullptr && &profiler->executable() != executable_.get()) {
     return Status::Error("the profiler records a different executable than this VM runs");
@@ -304,9 +323,12 @@ StatusOr<Value> VirtualMachine::InvokeFunction(int32_t function_index, std::span
   frames_.push_back(Frame{&f, nullptr, 0, kVoidRegister});
   steps_left_ = step_budget_;
   MemoryPoolScope pool_scope(memory_pool_.get());
-  DeviceScope device_scope(executable_->plugged_devices());
-  memory_pool_->BeginInterval();
   const bool has_devices = !executable_->plugged_devices().empty();
+  if (has_devices && device_queues_.empty()) {
+    for (const auto& device : executable_->plugged_devices()) device_queues_.push_back(device->CreateQueue());
+  }
+  DeviceScope device_scope(executable_->plugged_devices(), device_queues_);
+  memory_pool_->BeginInterval();
   const DeviceStats devices_before = has_devices ? DeviceCounters() : DeviceStats();
   Value result;
   Status status = Run(f, &result);
@@ -435,7 +457,7 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
           Value result;
           Status status = CallLibrary(callee.fn, callee.context, operands, nargs, regs, &result);
           if (!status.ok()) [[unlikely]]
-            return InstructionError(frames_.back(), pc, status);
+            return InstructionError(frames_.back(), pc, LibraryFailure(*callee.function, std::move(status)));
           if (dst != kVoidRegister) regs[dst] = std::move(result);
           if constexpr (kProfile) record(InstructionKind::kCallLibrary, func);
           pc = operands + nargs;

@@ -14,7 +14,8 @@
 //
 // Thread-safety: a VM is used by one thread at a time. Any number of VMs on any
 // threads may share one Executable. After an error the VM is reset and can run
-// the next call.
+// the next call. On the executable's devices each VM submits to a queue of its
+// own, so an asynchronous device failure fails the call of the VM that caused it.
 #pragma once
 
 #include <atomic>
@@ -45,6 +46,10 @@ class VirtualMachine {
   static constexpr int64_t kMaxStackRegisters = int64_t{1} << 22;
 
   explicit VirtualMachine(std::shared_ptr<const Executable> executable);
+  // Waits for this VM's device work and releases its device queues.
+  ~VirtualMachine();
+  VirtualMachine(const VirtualMachine&) = delete;
+  VirtualMachine& operator=(const VirtualMachine&) = delete;
 
   // Runs the entry point `function_name` with `args` and returns its result.
   // Errors: unknown name (the message lists the entry points), wrong argument
@@ -128,6 +133,9 @@ class VirtualMachine {
   std::shared_ptr<const Executable> executable_;
   std::shared_ptr<MemoryPool> memory_pool_;
   std::vector<StrataDeviceArg> device_args_;  // reused by every device call
+  // This VM's queue on each of the executable's devices (vm/plugged_device.h),
+  // created by its first call; 0 where the device refused one (its own queue is used).
+  std::vector<StrataDeviceQueue> device_queues_;
   MemoryStats last_memory_stats_;
   DeviceStats last_device_stats_;
   DeviceStats DeviceCounters() const;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/vm/device_programs.h"
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
 #include "vm/executable_description.h"
@@ -27,40 +28,8 @@ class DeviceCallTest : public ::testing::Test {
   void SetUp() override { RegisterDevicePlugin("sim_npu", STRATA_SIM_NPU_PLUGIN); }
 };
 
-int32_t DeviceKernel(ExecutableBuilder& b, const std::string& kernel, int32_t device = 0) {
-  serialization::FunctionSpec f;
-  f.name = "sim_npu." + kernel;
-  f.kind = serialization::FunctionKindSpec::kDevice;
-  f.device_index = device;
-  f.symbol = kernel;
-  b.spec.functions.push_back(std::move(f));
-  return static_cast<int32_t>(b.spec.functions.size() - 1);
-}
-
-// main(x: [2, 3]) = relu(x W^T + bias) with W [4, 3] and bias [4] constants,
-// computed on the NPU: x in, weights uploaded, dense_bias_relu, result out.
-std::vector<uint8_t> DenseOnNpu(const std::string& kernel = "dense_bias_relu", const std::string& device = "sim_npu") {
-  ExecutableBuilder b;
-  b.spec.devices.push_back({device, "memory=4M"});
-  const int to_device = b.Library("vm.builtin.to_device");
-  const int to_host = b.Library("vm.builtin.to_host");
-  const int alloc = b.Library("vm.builtin.alloc_device_tensor");
-  const int dense = DeviceKernel(b, kernel);
-  const int w = b.Tensor<float>(DataType::F32(), {4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, -1, -1, -1});
-  const int bias = b.Tensor<float>(DataType::F32(), {4}, {0.5f, 0, 0, 10});
-  const int shape = b.Shape({2, 4});
-  const int f32 = b.DType(DataType::F32());
-  CodeBuilder code;
-  code.Call(1, to_device, {R(0), Imm(0)})
-      .Call(2, to_device, {C(w), Imm(0)})
-      .Call(3, to_device, {C(bias), Imm(0)})
-      .Call(4, alloc, {C(shape), C(f32), Imm(0)})
-      .Call(testing::kVoid, dense, {R(1), R(2), R(3), R(4)})
-      .Call(5, to_host, {R(4)})
-      .Ret(5);
-  b.Bytecode("main", {"x"}, 6, code);
-  return b.Write();
-}
+using testing::DenseOnNpu;
+using testing::DeviceKernel;
 
 Value X() { return testing::F32({2, 3}, {1, 2, 3, -4, 5, -6}); }
 

@@ -705,6 +705,29 @@ TEST(SimNpuErrorTest, AFailedCommandIsReportedOnceWithTheOthersCounted) {
   EXPECT_EQ(c.kernel_launches, 1u);
 }
 
+// Fault injection for the host's tests: the N-th copy or launch fails when it
+// runs, once, like any failed command.
+TEST(SimNpuErrorTest, OptionDebugFailCommandFailsTheNthCopyOrLaunchOnce) {
+  Device d("memory=1M,debug_fail_command=3");
+  const StrataDeviceBuffer a = d.Upload({-1, 2, -3, 4});  // 1: the copy
+  const StrataDeviceBuffer b = d.Alloc(16);
+  std::vector<int64_t> four = {4};
+  ASSERT_EQ(d.Launch("relu", {Tensor(a, four), Tensor(b, four)}), STRATA_DEVICE_OK);  // 2
+  ASSERT_EQ(Api().queue_free_buffer(d.get(), d.queue(), b), STRATA_DEVICE_OK);        // a free does not count
+  const StrataDeviceBuffer c = d.Alloc(16);
+  ASSERT_EQ(d.Launch("relu", {Tensor(a, four), Tensor(c, four)}), STRATA_DEVICE_OK);  // 3: fails when it runs
+  ASSERT_EQ(d.Sync(), STRATA_DEVICE_ERROR_EXECUTION);
+  EXPECT_EQ(d.Error(), "kernel 'relu' (command #4 on queue #1) failed: injected failure (option debug_fail_command=3)");
+  EXPECT_EQ(d.Counters().failed_commands, 1u);
+  // Once: the same launch now runs, and the queue is usable.
+  ASSERT_EQ(d.Launch("relu", {Tensor(a, four), Tensor(c, four)}), STRATA_DEVICE_OK);
+  ASSERT_EQ(d.Sync(), STRATA_DEVICE_OK) << d.Error();
+  EXPECT_EQ(d.Download(c, 4), (std::vector<float>{0, 2, 0, 4}));
+  StrataDevice* device = nullptr;
+  EXPECT_EQ(Api().device_open(0, "debug_fail_command=-1", &device), STRATA_DEVICE_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(GlobalError(), "option debug_fail_command=-1: expected a non-negative integer");
+}
+
 TEST(SimNpuErrorTest, EventWaitReportsFailuresBeforeTheEventOnly) {
   Device d("memory=1M");
   const StrataDeviceBuffer a = d.Upload({1, 2, 3, 4});

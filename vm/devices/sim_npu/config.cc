@@ -38,6 +38,7 @@ constexpr OptionSpec kOptions[] = {
     {"d2d_mbps", 1, 1000000000, false, "device->device bandwidth in 10^6 bytes/s"},
     {"command_latency_ns", 0, 1000000000000, false, "fixed cost of each copy and kernel"},
     {"debug_delay_us", 0, 10000000, false, "real sleep before each copy and kernel (testing)"},
+    {"debug_fail_command", 0, UINT64_MAX, false, "the N-th copy or kernel launch fails when it runs (testing)"},
 };
 
 std::string KnownKeys() {
@@ -110,6 +111,8 @@ void Store(const char* key, uint64_t v, Config* c) {
     c->command_latency_ns = v;
   else if (k == "debug_delay_us")
     c->debug_delay_us = v;
+  else if (k == "debug_fail_command")
+    c->debug_fail_command = v;
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ struct Config {
   // Testing: a real sleep before every copy and kernel runs, so that a test can
   // observe a command that has been submitted but has not completed.
   uint64_t debug_delay_us = 0;
+  // Testing: the N-th copy or kernel launch the device accepts (counted from 1
+  // over all its queues) fails when it runs, once, as a faulty device would;
+  // 0 (the default) injects nothing.
+  uint64_t debug_fail_command = 0;
 };
 
 // Parses `options` ("key=value" pairs separated by commas or spaces; NULL or ""

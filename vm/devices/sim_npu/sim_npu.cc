@@ -151,6 +151,7 @@ struct Command {
   std::vector<Arg> args;
   std::shared_ptr<EventState> event;
   uint64_t generation = 0;
+  bool inject_failure = false;  // option debug_fail_command chose this one
 };
 
 struct QueueState {
@@ -836,6 +837,9 @@ class Device {
         }
       }
     }
+    if (config_.debug_fail_command != 0 && accepted_work_.fetch_add(1) + 1 == config_.debug_fail_command) {
+      cmd.inject_failure = true;
+    }
     if (!Enqueue(*q, std::move(cmd))) {
       return Fail(STRATA_DEVICE_ERROR_INVALID_ARGUMENT,
                   std::string(fn) + ": " + Describe(queue) + " is being destroyed");
@@ -955,6 +959,10 @@ class Device {
                       cmd.type == Command::kLaunch;
     if (work && config_.debug_delay_us > 0) {
       std::this_thread::sleep_for(std::chrono::microseconds(config_.debug_delay_us));
+    }
+    if (cmd.inject_failure) {  // fails like any command: nothing written, the queue goes on
+      out.error = "injected failure (option debug_fail_command=" + std::to_string(config_.debug_fail_command) + ")";
+      return out;
     }
     switch (cmd.type) {
       case Command::kCopyH2D: {
@@ -1117,6 +1125,7 @@ class Device {
   std::unordered_map<uint64_t, std::shared_ptr<EventState>> events_;
   uint64_t next_buffer_ = 1, next_queue_ = 1, next_event_ = 1;
   uint64_t in_use_ = 0, peak_ = 0;
+  std::atomic<uint64_t> accepted_work_{0};  // copies and launches submitted (option debug_fail_command)
 
   std::mutex counters_mu_;
   Totals totals_;
