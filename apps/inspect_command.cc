@@ -11,7 +11,8 @@ namespace strata::apps {
 int RunInspectCommand(const std::vector<std::string>& args) {
   po::options_description options("inspect options");
   options.add_options()("help,h", "show this help")("executable", po::value<std::string>()->required(),
-                                                    "the executable (.stx)");
+                                                    "the executable (.stx)")(
+      "no-verify-checksums", "describe the file without verifying its checksums (a damaged file can then be read)");
   po::positional_options_description positional;
   positional.add("executable", 1);
   po::variables_map vm;
@@ -23,6 +24,7 @@ int RunInspectCommand(const std::vector<std::string>& args) {
   // library functions it names, so files built for another machine can be read.
   vm::LoadOptions load_options;
   load_options.resolve = false;
+  load_options.verify_checksums = vm.count("no-verify-checksums") == 0;
   auto executable = vm::Executable::MapFile(path, load_options);
   if (!executable.ok()) {
     // The loader's message starts with the path already.

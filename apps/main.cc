@@ -13,8 +13,9 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  compile FILE.sir -o OUT.stx [--dump-ir DIR] [--pass-before=ANCHOR:PASS] [--pass-after=ANCHOR:PASS]\n"
-    "  run EXE.stx [--function NAME] --input=@x.npy|--input=2x3xf32=1,2,... [--output=y.npy]\n"
-    "  inspect EXE.stx\n"
+    "  run EXE.stx [--function NAME] --input=@x.npy|--input=2x3xf32=1,2,... [--output=y.npy] "
+    "[--no-verify-checksums]\n"
+    "  inspect EXE.stx [--no-verify-checksums]\n"
     "\n"
     "`strata <command> --help` describes a command's options.\n";
 

@@ -287,7 +287,10 @@ int RunRunCommand(const std::vector<std::string>& args) {
       "timed calls; see docs/vm.md")(
       "trace", po::value<std::string>(),
       "write a Chrome trace-event JSON of every call the timed calls make to this file (open it in "
-      "https://ui.perfetto.dev)");
+      "https://ui.perfetto.dev)")(
+      "no-verify-checksums",
+      "load without verifying the file's checksums (every byte is read to verify them; without them damaged "
+      "weights go unnoticed); see docs/executable_format.md");
   po::positional_options_description positional;
   positional.add("executable", 1);
   po::variables_map vm;
@@ -308,6 +311,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
     }
   }
   vm::LoadOptions load_options;
+  load_options.verify_checksums = vm.count("no-verify-checksums") == 0;
   if (vm.count("device-options")) {
     for (const std::string& text : vm["device-options"].as<std::vector<std::string>>()) {
       const size_t equals = text.find('=');

@@ -9,7 +9,9 @@
 namespace strata::serialization {
 
 inline constexpr uint32_t kFormatMajor = 1;
-inline constexpr uint32_t kFormatMinor = 4;
+inline constexpr uint32_t kFormatMinor = 5;
+// The first minor version whose files must carry checksums (Executable.checksums).
+inline constexpr uint32_t kFirstMinorWithChecksums = 5;
 inline constexpr const char* kFileIdentifier = "STRX";
 // Alignment of tensor constant data inside the file (and of the file in memory).
 inline constexpr size_t kConstantAlignment = 64;

@@ -6,6 +6,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "serialization/checksum.h"
 #include "serialization/format_version.h"
 #include "serialization/verifier.h"
 
@@ -96,12 +97,18 @@ std::string LocateCorruption(std::span<const uint8_t> bytes) {
       return "entry_points";
     }
   }
+  {
+    fbs::Verifier v(bytes.data(), bytes.size());
+    if (!root->VerifyOffset(v, fb::Executable::VT_CHECKSUMS) || !v.VerifyVector(exe->checksums())) {
+      return "checksums";
+    }
+  }
   return "the executable (nesting or size limits)";
 }
 
 }  // namespace
 
-StatusOr<const fb::Executable*> VerifyExecutableBuffer(std::span<const uint8_t> bytes) {
+StatusOr<const fb::Executable*> VerifyExecutableBuffer(std::span<const uint8_t> bytes, const ReadOptions& options) {
   // Root offset + identifier + the smallest table: anything shorter is not a file.
   if (bytes.size() < 16) {
     return Status(ErrorStatus(StatusCode::kDataLoss)
@@ -129,6 +136,7 @@ StatusOr<const fb::Executable*> VerifyExecutableBuffer(std::span<const uint8_t> 
                   << " than this runtime supports (" << kFormatMajor << "." << kFormatMinor << ")"
                   << (newer ? "; upgrade the runtime" : "; recompile the model"));
   }
+  if (options.verify_checksums) STRATA_RETURN_IF_ERROR(VerifyFileChecksums(bytes, minor));
   fbs::Verifier verifier(bytes.data(), bytes.size());
   if (!fb::VerifyExecutableBuffer(verifier)) {
     return Status(ErrorStatus(StatusCode::kDataLoss)
@@ -138,9 +146,9 @@ StatusOr<const fb::Executable*> VerifyExecutableBuffer(std::span<const uint8_t> 
   return fb::GetExecutable(bytes.data());
 }
 
-StatusOr<const fb::Executable*> ReadExecutable(std::span<const uint8_t> bytes) {
-  STRATA_ASSIGN_OR_RETURN(const fb::Executable* exe, VerifyExecutableBuffer(bytes));
-  STRATA_RETURN_IF_ERROR(VerifyExecutableSemantics(*exe));
+StatusOr<const fb::Executable*> ReadExecutable(std::span<const uint8_t> bytes, const ReadOptions& options) {
+  STRATA_ASSIGN_OR_RETURN(const fb::Executable* exe, VerifyExecutableBuffer(bytes, options));
+  STRATA_RETURN_IF_ERROR(VerifyExecutableSemantics(*exe, bytes));
   return exe;
 }
 

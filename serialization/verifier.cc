@@ -2,7 +2,6 @@
 #include "serialization/verifier.h"
 
 #include <cctype>
-#include <cstdio>
 #include <optional>
 #include <span>
 #include <string>
@@ -300,7 +299,7 @@ std::string FunctionLabel(uint32_t index, const fb::Function* f) {
   return label;
 }
 
-Status VerifyExecutableSemantics(const fb::Executable& exe) {
+Status VerifyExecutableSemantics(const fb::Executable& exe, std::span<const uint8_t> bytes) {
   for (uint32_t i = 0; i < SizeOf(exe.devices()); ++i) STRATA_RETURN_IF_ERROR(VerifyDevice(i, exe.devices()->Get(i)));
   uint32_t num_functions = SizeOf(exe.functions());
   for (uint32_t i = 0; i < num_functions; ++i) {
@@ -326,14 +325,8 @@ Status VerifyExecutableSemantics(const fb::Executable& exe) {
                               << "' (expected 'elf-shared-object')");
     }
     if (m->code() == nullptr || m->code()->size() == 0) return Status(Corrupt() << label << ": no code");
-    if (!m->code_crc32().has_value()) return Status(Corrupt() << label << ": no code checksum (code_crc32)");
-    uint32_t computed = CodeChecksum(std::span<const uint8_t>(m->code()->data(), m->code()->size()));
-    if (computed != *m->code_crc32()) {
-      char text[96];
-      std::snprintf(text, sizeof(text), "code checksum mismatch (stored 0x%08x, computed 0x%08x)", *m->code_crc32(),
-                    computed);
-      return Status(Corrupt() << label << ": " << text << "; the file is damaged");
-    }
+    // Even when the file's checksums were not verified: damaged machine code could crash the process.
+    STRATA_RETURN_IF_ERROR(VerifyNativeCodeChecksum(bytes, exe, i));
   }
   for (uint32_t i = 0; i < SizeOf(exe.entry_points()); ++i) {
     int32_t index = exe.entry_points()->Get(i);

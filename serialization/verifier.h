@@ -14,7 +14,9 @@
 //   - library functions have a name;
 //   - constants have a value of a known type; tensor constants a valid dtype,
 //     dims >= 0 and exactly product(shape) * dtype bytes of data;
-//   - native modules have code; entry points name bytecode functions.
+//   - native modules have code that matches its checksum (the NativeCode region
+//     of a file with checksums, code_crc32 in older files; checked even when the
+//     file's other checksums are not); entry points name bytecode functions.
 // Every error is DATA_LOSS and names the section and index, e.g.
 //   constants[3]: tensor data has 12 bytes, expected 16 (4 elements of f32)
 //
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "serialization/executable_generated.h"
@@ -32,7 +35,8 @@ namespace strata::serialization {
 // Registers per bytecode function: bounds the VM's memory per frame.
 inline constexpr int32_t kMaxRegisters = 1 << 16;
 
-Status VerifyExecutableSemantics(const fb::Executable& exe);
+// `exe` is the root of `bytes` (the file, for the offsets of native code).
+Status VerifyExecutableSemantics(const fb::Executable& exe, std::span<const uint8_t> bytes);
 
 // "functions[3] 'main'": how every verifier names a function.
 std::string FunctionLabel(uint32_t index, const fb::Function* f);

@@ -1,10 +1,13 @@
-// Builds the executable flatbuffer from an ExecutableSpec.
+// Builds the executable flatbuffer from an ExecutableSpec, and its checksums.
 #include "serialization/writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <span>
 #include <type_traits>
 
 #include <flatbuffers/flatbuffers.h>
@@ -88,7 +91,15 @@ fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const Functio
   return fn.Finish();
 }
 
-fbs::Offset<fb::Constant> WriteConstant(fbs::FlatBufferBuilder& b, const ConstantSpec& c) {
+// Bytes padded so that the first is 64-byte aligned in the file (kConstantAlignment).
+fbs::Offset<fbs::Vector<uint8_t>> WriteAlignedBytes(fbs::FlatBufferBuilder& b, const std::vector<uint8_t>& bytes) {
+  b.ForceVectorAlignment(bytes.size(), sizeof(uint8_t), kConstantAlignment);
+  return b.CreateVector(bytes);
+}
+
+// `data`: the tensor data of a TensorConstantSpec, written before the tables (BuildExecutable).
+fbs::Offset<fb::Constant> WriteConstant(fbs::FlatBufferBuilder& b, const ConstantSpec& c,
+                                        fbs::Offset<fbs::Vector<uint8_t>> data) {
   fb::ConstantValue type = fb::ConstantValue::NONE;
   fbs::Offset<void> value;
   std::visit(
@@ -96,9 +107,6 @@ fbs::Offset<fb::Constant> WriteConstant(fbs::FlatBufferBuilder& b, const Constan
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, TensorConstantSpec>) {
           auto shape = b.CreateVector(v.shape);
-          // Data last before its table, padded so its first byte is 64-byte aligned.
-          b.ForceVectorAlignment(v.bytes().size(), sizeof(uint8_t), kConstantAlignment);
-          auto data = b.CreateVector(v.bytes());
           type = fb::ConstantValue::TensorConstant;
           value = fb::CreateTensorConstant(b, static_cast<uint8_t>(v.dtype.code()),
                                            static_cast<uint8_t>(v.dtype.bits()), shape, data)
@@ -127,18 +135,20 @@ fbs::Offset<fb::Constant> WriteConstant(fbs::FlatBufferBuilder& b, const Constan
   return fb::CreateConstant(b, type, value);
 }
 
-fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const NativeModuleSpec& m) {
+// `code`: the module's code, written before the tables (BuildExecutable). Files
+// with checksums cover the code with a region of its own; older ones have code_crc32.
+fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const NativeModuleSpec& m,
+                                                fbs::Offset<fbs::Vector<uint8_t>> code, bool legacy_code_crc32) {
   auto format = b.CreateString(m.format);
   auto triple = b.CreateString(m.target_triple);
   auto cpu = b.CreateString(m.cpu);
-  // Shared objects are mapped page-wise by the loader; keep the code aligned too.
-  b.ForceVectorAlignment(m.code.size(), sizeof(uint8_t), kConstantAlignment);
-  auto code = b.CreateVector(m.code);
   auto symbols = b.CreateVectorOfStrings(m.symbols);
   auto features = b.CreateVectorOfStrings(m.cpu_features);
   fbs::Offset<fbs::String> backend;
   if (!m.backend.empty()) backend = b.CreateString(m.backend);
-  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, CodeChecksum(m.code), features, backend);
+  std::optional<uint32_t> crc32;
+  if (legacy_code_crc32) crc32 = LegacyCodeCrc32(m.code);
+  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, crc32, features, backend);
 }
 
 // The bulk of an executable: constant data (with its alignment padding) and
@@ -150,22 +160,119 @@ size_t BulkBytes(const ExecutableSpec& spec) {
     if (const auto* t = std::get_if<TensorConstantSpec>(&c)) bytes += t->bytes().size() + kConstantAlignment + 64;
   }
   for (const NativeModuleSpec& m : spec.native_modules) bytes += m.code.size() + 1024;
+  // At most two checksum regions per constant and module (its data and the padding before it).
+  bytes += 2 * sizeof(fb::ChecksumRegion) * (spec.constants.size() + spec.native_modules.size());
   return bytes;
 }
 
-// The finished flatbuffer of `spec` in `b`.
+// A FlatBufferBuilder writes back to front: while building, a position is its
+// distance from the end of the finished buffer (file offset = file size - distance).
+using Distance = fbs::uoffset_t;
+
+// The bytes of one region of the file, as distances: file bytes [size - hi, size - lo).
+struct RegionSpan {
+  fb::ChecksumRegionKind kind;
+  uint32_t index;
+  Distance hi, lo;
+};
+
+// A vector of the bulk (native code or tensor data) as written.
+struct BulkVector {
+  fb::ChecksumRegionKind kind;  // NativeCode or ConstantData
+  uint32_t index;
+  fbs::Offset<fbs::Vector<uint8_t>> vector;
+  uint32_t size;
+  // Its elements, after the 4-byte length the vector's offset points at.
+  Distance elements_hi() const { return vector.o - static_cast<Distance>(sizeof(fbs::uoffset_t)); }
+};
+
+// Where BuildExecutable put each part: the builder's size after writing it.
+struct Layout {
+  std::vector<BulkVector> bulk;
+  Distance data_end = 0, code_end = 0, constants_end = 0, modules_end = 0, functions_end = 0;
+};
+
+// The regions after the header, in file order: the functions, native modules and
+// constants sections, then each native module's code and each tensor's data, the
+// vectors' lengths and alignment padding going to their section. Empty regions
+// are left out and neighbouring pieces of one section merged.
+std::vector<RegionSpan> BodyRegions(const Layout& layout) {
+  std::vector<RegionSpan> regions;
+  auto add = [&](fb::ChecksumRegionKind kind, uint32_t index, Distance hi, Distance lo) {
+    if (hi == lo) return;
+    const bool section = kind != fb::ChecksumRegionKind::NativeCode && kind != fb::ChecksumRegionKind::ConstantData;
+    if (section && !regions.empty() && regions.back().kind == kind && regions.back().lo == hi) {
+      regions.back().lo = lo;
+      return;
+    }
+    regions.push_back({kind, index, hi, lo});
+  };
+  add(fb::ChecksumRegionKind::Functions, 0, layout.functions_end, layout.modules_end);
+  add(fb::ChecksumRegionKind::NativeModules, 0, layout.modules_end, layout.constants_end);
+  add(fb::ChecksumRegionKind::Constants, 0, layout.constants_end, layout.code_end);
+  auto add_bulk = [&](fb::ChecksumRegionKind kind, fb::ChecksumRegionKind section, Distance hi, Distance lo) {
+    std::vector<BulkVector> vectors;
+    for (const BulkVector& v : layout.bulk) {
+      if (v.kind == kind && v.size > 0) vectors.push_back(v);
+    }
+    // File order: the vector written last comes first.
+    std::sort(vectors.begin(), vectors.end(),
+              [](const BulkVector& a, const BulkVector& b) { return a.vector.o > b.vector.o; });
+    Distance cursor = hi;
+    for (const BulkVector& v : vectors) {
+      add(section, 0, cursor, v.elements_hi());
+      add(kind, v.index, v.elements_hi(), v.elements_hi() - v.size);
+      cursor = v.elements_hi() - v.size;
+    }
+    add(section, 0, cursor, lo);
+  };
+  add_bulk(fb::ChecksumRegionKind::NativeCode, fb::ChecksumRegionKind::NativeModules, layout.code_end, layout.data_end);
+  add_bulk(fb::ChecksumRegionKind::ConstantData, fb::ChecksumRegionKind::Constants, layout.data_end, 0);
+  return regions;
+}
+
+// The finished flatbuffer of `spec` in `b`, with its checksums unless the options
+// ask for a file without them.
 void BuildExecutable(const ExecutableSpec& spec, const WriteOptions& options, fbs::FlatBufferBuilder& b) {
-  // Large data first so it sits at the end of the file, away from the tables.
+  Layout layout;
+  // The bulk first so it sits at the end of the file, away from the tables: tensor
+  // data (constant 0's last), then native code. Each is a region of its own.
+  std::vector<fbs::Offset<fbs::Vector<uint8_t>>> tensor_data(spec.constants.size());
+  for (size_t i = 0; i < spec.constants.size(); ++i) {
+    if (const auto* t = std::get_if<TensorConstantSpec>(&spec.constants[i])) {
+      tensor_data[i] = WriteAlignedBytes(b, t->bytes());
+      layout.bulk.push_back({fb::ChecksumRegionKind::ConstantData, static_cast<uint32_t>(i), tensor_data[i],
+                             static_cast<uint32_t>(t->bytes().size())});
+    }
+  }
+  layout.data_end = b.GetSize();
+  // Shared objects are mapped page-wise by the loader; keep the code aligned too.
+  std::vector<fbs::Offset<fbs::Vector<uint8_t>>> code(spec.native_modules.size());
+  for (size_t i = 0; i < spec.native_modules.size(); ++i) {
+    code[i] = WriteAlignedBytes(b, spec.native_modules[i].code);
+    layout.bulk.push_back({fb::ChecksumRegionKind::NativeCode, static_cast<uint32_t>(i), code[i],
+                           static_cast<uint32_t>(spec.native_modules[i].code.size())});
+  }
+  layout.code_end = b.GetSize();
+
   std::vector<fbs::Offset<fb::Constant>> constants;
   constants.reserve(spec.constants.size());
-  for (const ConstantSpec& c : spec.constants) constants.push_back(WriteConstant(b, c));
+  for (size_t i = 0; i < spec.constants.size(); ++i) {
+    constants.push_back(WriteConstant(b, spec.constants[i], tensor_data[i]));
+  }
+  layout.constants_end = b.GetSize();
   std::vector<fbs::Offset<fb::NativeModule>> modules;
   modules.reserve(spec.native_modules.size());
-  for (const NativeModuleSpec& m : spec.native_modules) modules.push_back(WriteNativeModule(b, m));
+  for (size_t i = 0; i < spec.native_modules.size(); ++i) {
+    modules.push_back(WriteNativeModule(b, spec.native_modules[i], code[i], /*legacy_code_crc32=*/!options.checksums));
+  }
+  layout.modules_end = b.GetSize();
   std::vector<fbs::Offset<fb::Function>> functions;
   functions.reserve(spec.functions.size());
   for (const FunctionSpec& f : spec.functions) functions.push_back(WriteFunction(b, f));
+  layout.functions_end = b.GetSize();
 
+  // The header: everything from here on.
   auto producer = b.CreateString(options.producer);
   auto functions_vec = b.CreateVector(functions);
   auto constants_vec = b.CreateVector(constants);
@@ -179,9 +286,29 @@ void BuildExecutable(const ExecutableSpec& spec, const WriteOptions& options, fb
     }
     devices_vec = b.CreateVector(devices);
   }
+  // The checksums are known only once the file is finished: their slots are
+  // reserved now and filled in place below.
+  std::vector<RegionSpan> body;
+  fbs::Offset<fbs::Vector<const fb::ChecksumRegion*>> checksums;
+  if (options.checksums) {
+    body = BodyRegions(layout);
+    fb::ChecksumRegion* slots = nullptr;
+    checksums = b.CreateUninitializedVectorOfStructs<fb::ChecksumRegion>(1 + body.size(), &slots);
+  }
   auto root = fb::CreateExecutable(b, options.format_major, options.format_minor, producer, functions_vec,
-                                   constants_vec, modules_vec, entry_points, devices_vec);
+                                   constants_vec, modules_vec, entry_points, devices_vec, checksums);
   fb::FinishExecutableBuffer(b, root);
+  if (!options.checksums) return;
+
+  const Distance size = b.GetSize();
+  const std::span<uint8_t> file(b.GetBufferPointer(), size);
+  auto* slots = reinterpret_cast<fb::ChecksumRegion*>(file.data() + size - checksums.o + sizeof(fbs::uoffset_t));
+  const std::span<fb::ChecksumRegion> regions(slots, 1 + body.size());
+  regions[0] = fb::ChecksumRegion(0, 0, size - layout.functions_end, 0, fb::ChecksumRegionKind::Header);
+  for (size_t i = 0; i < body.size(); ++i) {
+    regions[1 + i] = fb::ChecksumRegion(0, size - body[i].hi, body[i].hi - body[i].lo, body[i].index, body[i].kind);
+  }
+  StoreChecksums(file, regions);
 }
 
 }  // namespace

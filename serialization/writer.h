@@ -3,7 +3,10 @@
 // The output is a flatbuffer with file identifier "STRX" and the format version
 // of format_version.h. Tensor constant data is 64-byte aligned within the buffer
 // (kConstantAlignment), so a runtime that maps the file 64-byte aligned can hand
-// out tensors pointing straight into it.
+// out tensors pointing straight into it. In file order: the header (root table,
+// its vectors, the checksum table), the functions, native modules and constants
+// sections, the native code, the tensor data; the checksums (checksum.h) cover
+// each of these regions.
 //
 // The writer does not validate the spec: the runtime verifies every file it
 // loads, so tests can write deliberately broken executables with it.
@@ -26,6 +29,9 @@ struct WriteOptions {
   uint32_t format_major = kFormatMajor;
   uint32_t format_minor = kFormatMinor;
   std::string producer = "strata";
+  // False writes a file as format 1.4 did: no checksum table, NativeModule.code_crc32
+  // instead (tests of older files set format_minor too).
+  bool checksums = true;
 };
 
 std::vector<uint8_t> WriteExecutable(const ExecutableSpec& spec, const WriteOptions& options);

@@ -188,7 +188,9 @@ StatusOr<std::shared_ptr<const Executable>> Executable::Load(std::shared_ptr<Buf
 StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_ptr<Buffer> buffer, bool mapped,
                                                                     const LoadOptions& options) {
   std::span<const uint8_t> bytes(buffer->data, buffer->size);
-  STRATA_ASSIGN_OR_RETURN(const fb::Executable* root, serialization::ReadExecutable(bytes));
+  serialization::ReadOptions read_options;
+  read_options.verify_checksums = options.verify_checksums;
+  STRATA_ASSIGN_OR_RETURN(const fb::Executable* root, serialization::ReadExecutable(bytes, read_options));
   STRATA_RETURN_IF_ERROR(VerifyBytecode(*root));
 
   std::shared_ptr<Executable> exe(new Executable());
@@ -197,6 +199,8 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
   exe->mapped_ = mapped;
   exe->format_major_ = root->format_major();
   exe->format_minor_ = root->format_minor();
+  exe->has_checksums_ = root->checksums() != nullptr;
+  exe->checksums_verified_ = exe->has_checksums_ && options.verify_checksums;
   if (root->producer()) exe->producer_ = root->producer()->str();
 
   // Functions (the verifier proved every field used here is present and in range).

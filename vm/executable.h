@@ -1,7 +1,7 @@
 // Executable: a loaded, verified and resolved Strata executable file.
 //
 // Loading checks the file (serialization/reader.h: identifier, version,
-// flatbuffers verifier, bytecode verifier), then resolves it: every Library
+// checksums, flatbuffers verifier, bytecode verifier), then resolves it: every Library
 // function is looked up in the registry, every native module is loaded and every
 // Kernel function's symbol resolved, and tensor constants become Values. After
 // that the VM calls everything through plain function pointers; a missing
@@ -117,6 +117,12 @@ struct LoadOptions {
   // Open options per device name, replacing the executable's own (e.g.
   // {"sim_npu", "memory=64M"}): how a service sizes a device for its host.
   std::map<std::string, std::string> device_options;
+  // Verify the file's checksums (format 1.5; serialization/checksum.h) before
+  // anything else of it is read, so that a damaged file is refused naming the
+  // damaged region instead of returning wrong numbers. This reads every byte (for
+  // MapFile, every page of the weights). False skips it: the structure is still
+  // verified and native code still checked, but damaged tensor data goes unnoticed.
+  bool verify_checksums = true;
 };
 
 class Executable {
@@ -155,6 +161,10 @@ class Executable {
 
   // True when library functions and kernels were resolved (LoadOptions::resolve).
   bool resolved() const { return resolved_; }
+  // True when the file carries checksums (format 1.5 and newer), and when they
+  // were verified at load (LoadOptions::verify_checksums).
+  bool has_checksums() const { return has_checksums_; }
+  bool checksums_verified() const { return checksums_verified_; }
   // The file bytes (the mapping for MapFile).
   std::span<const uint8_t> bytes() const { return bytes_; }
   bool is_mapped() const { return mapped_; }
@@ -175,6 +185,8 @@ class Executable {
   std::span<const uint8_t> bytes_;
   bool mapped_ = false;
   bool resolved_ = false;
+  bool has_checksums_ = false;
+  bool checksums_verified_ = false;
   uint32_t format_major_ = 0;
   uint32_t format_minor_ = 0;
   std::string producer_;

@@ -86,6 +86,11 @@ std::string DescribeExecutable(const Executable& exe) {
   std::ostringstream out;
   out << "Strata executable, format " << exe.format_major() << "." << exe.format_minor() << ", producer "
       << Quote(exe.producer()) << ", " << exe.bytes().size() << " bytes\n";
+  out << "checksums: "
+      << (!exe.has_checksums()       ? "none (written before format 1.5)"
+          : exe.checksums_verified() ? "XXH3-64 over every byte, verified"
+                                     : "XXH3-64 over every byte, not verified (only the native code was)")
+      << "\n";
   out << "entry points: " << exe.EntryPointNames() << "\n";
 
   // What BYOC backends took over, before the details.

@@ -110,13 +110,15 @@ class Executable:
 
 
 def load(path: Union[str, os.PathLike], *, mmap: bool = True,
-         device_options: Optional[Mapping[str, str]] = None) -> Executable:
+         device_options: Optional[Mapping[str, str]] = None, verify_checksums: bool = True) -> Executable:
     """Loads and verifies an executable file; memory-mapped by default (weights are not copied).
 
     device_options replaces the executable's options for a device ({"sim_npu": "memory=64M"}).
+    verify_checksums=False skips the file's checksums (format 1.5), which read every byte:
+    damaged weights then go unnoticed (docs/executable_format.md).
     Raises strata.LoadError with the loader's message for a missing, corrupt or incompatible file.
     """
-    return Executable(_strata.load(os.fspath(path), mmap, dict(device_options or {})))
+    return Executable(_strata.load(os.fspath(path), mmap, dict(device_options or {}), verify_checksums))
 
 
 def _targets(target: Union[str, Sequence[str]]) -> list:

@@ -62,6 +62,26 @@ def test_corrupt_and_truncated_files_are_load_errors(strata, matmul_relu, tmp_pa
         strata.load(tmp_path / "missing.stx")
 
 
+def test_damaged_files_are_load_errors_unless_checksums_are_skipped(strata, matmul_relu, tmp_path):
+    path = tmp_path / "mr.stx"
+    matmul_relu.save(path)
+    data = bytearray(path.read_bytes())
+    producer = data.find(b"strata")  # the producer string, in the header at the start of the file
+    assert producer >= 0
+    data[producer] = ord("S")
+    damaged = tmp_path / "damaged.stx"
+    damaged.write_bytes(bytes(data))
+    for mmap in (True, False):
+        with pytest.raises(strata.LoadError, match=r"damaged\.stx: checksum mismatch in the header \(\d+ bytes at "
+                                                   r"offset 0\): the file is damaged"):
+            strata.load(damaged, mmap=mmap)
+        exe = strata.load(damaged, mmap=mmap, verify_checksums=False)
+        assert "checksums: XXH3-64 over every byte, not verified" in exe.inspect()
+        x, w = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+        np.testing.assert_array_equal(np.asarray(strata.VirtualMachine(exe).main(x, w)), np.full((2, 4), 3, np.float32))
+    assert "checksums: XXH3-64 over every byte, verified" in strata.load(path).inspect()
+
+
 def test_threads_share_one_executable(strata, matmul_relu):
     errors, results = [], {}
 

@@ -192,8 +192,9 @@ TEST_F(Cli, InspectShowsVersionFunctionsBytecodeAndKernels) {
   ASSERT_EQ(Run("inspect " + exe_, &out), 0) << out;
   // The matmul's result is an intermediate: the plan puts it in a symbolic storage.
   for (const char* expected :
-       {"format 1.4", "[0] main  bytecode  (x: Tensor[ndim=2, f32], w: Tensor[ndim=2, f32]) -> Tensor[(m, k), f32]",
-        "tir_matmul", "tir_relu", "vm.builtin.match_shape", "ret", "memory plan: 1 storage, 1 tensor planned, 1 pooled",
+       {"format 1.5", "checksums: XXH3-64 over every byte, verified",
+        "[0] main  bytecode  (x: Tensor[ndim=2, f32], w: Tensor[ndim=2, f32]) -> Tensor[(m, k), f32]", "tir_matmul",
+        "tir_relu", "vm.builtin.match_shape", "ret", "memory plan: 1 storage, 1 tensor planned, 1 pooled",
         "(symbolic, reused)"}) {
     EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
   }
@@ -263,6 +264,53 @@ TEST_F(Cli, CorruptExecutablesGiveOneLineErrors) {
     int code = Run("run " + WriteVariant("flip.stx", flipped) + args, &out);
     EXPECT_TRUE(code == 0 || code == 1) << "byte " << pos << ": exit " << code << "\n" << out;
   }
+}
+
+// Damaged weights: refused naming the constant unless the checksums are
+// skipped, and then the model runs with a wrong result. The constant's index,
+// size and offset come from the loaded file, not from the message.
+TEST_F(Cli, DamagedWeightsAreRefusedUnlessChecksumsAreSkipped) {
+  std::string out;
+  const std::string stx = (dir_ / "mlp.stx").string();
+  ASSERT_EQ(Run("compile " + SourcePath("tests/fixtures/onnx/mlp/model.onnx") + " -o " + stx, &out), 0) << out;
+  const std::string run = SourcePath("tests/fixtures/onnx/mlp/run_0");
+  const std::string args = " --input=@" + run + "/in0.npy --expected-output=@" + run + "/out0.npy";
+  ASSERT_EQ(Run("run " + stx + args, &out), 0) << out;
+  ASSERT_EQ(Run("inspect " + stx, &out), 0) << out;
+  EXPECT_NE(out.find("checksums: XXH3-64 over every byte, verified\n"), std::string::npos) << out;
+
+  vm::LoadOptions describe_only;
+  describe_only.resolve = false;
+  auto exe = vm::Executable::LoadFromFile(stx, describe_only);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  size_t weight = 0, weight_bytes = 0, weight_offset = 0;
+  for (size_t i = 0; i < (*exe)->constants().size(); ++i) {
+    const vm::Value& c = (*exe)->constants()[i];
+    if (!c.is_tensor() || static_cast<size_t>(c.tensor()->num_bytes()) <= weight_bytes) continue;
+    weight = i;
+    weight_bytes = static_cast<size_t>(c.tensor()->num_bytes());
+    weight_offset = static_cast<size_t>(static_cast<const uint8_t*>(c.tensor()->data()) - (*exe)->bytes().data());
+  }
+  ASSERT_GE(weight_bytes, 1024u);
+  std::ifstream in(stx, std::ios::binary);
+  std::vector<uint8_t> damaged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(damaged.size(), (*exe)->bytes().size());
+  // The sign of every element (f32, little-endian): every result changes.
+  ASSERT_EQ((*exe)->constants()[weight].tensor()->dtype(), DataType::F32());
+  for (size_t i = 3; i < weight_bytes; i += 4) damaged[weight_offset + i] ^= 0x80;
+  const std::string bad = WriteVariant("damaged_weight.stx", damaged);
+
+  ExpectOneLineError(Run("run " + bad + args, &out), out, "damaged weight");
+  EXPECT_EQ(out, "error: " + bad + ": checksum mismatch in constants[" + std::to_string(weight) + "] (tensor data, " +
+                     std::to_string(weight_bytes) + " bytes at offset " + std::to_string(weight_offset) +
+                     "): the file is damaged\n");
+  ExpectOneLineError(Run("inspect " + bad, &out), out, "inspect damaged weight");
+  ASSERT_EQ(Run("inspect " + bad + " --no-verify-checksums", &out), 0) << out;
+  EXPECT_NE(out.find("checksums: XXH3-64 over every byte, not verified"), std::string::npos) << out;
+  // Skipped: it runs, and the result is wrong.
+  EXPECT_EQ(Run("run " + bad + " --no-verify-checksums --input=@" + run + "/in0.npy", &out), 0) << out;
+  EXPECT_EQ(Run("run " + bad + " --no-verify-checksums" + args, &out), 1) << out;
+  EXPECT_NE(out.find("[FAILED] result #0"), std::string::npos) << out;
 }
 
 }  // namespace

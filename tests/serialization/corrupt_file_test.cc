@@ -64,8 +64,8 @@ ExecutableBuilder SmallExecutable() {
 
 // Loads `bytes`; if that works, runs main on a valid input. Never crashes.
 // Returns the load error, or "" when the file loaded.
-std::string LoadAndMaybeRun(std::span<const uint8_t> bytes) {
-  auto exe = vm::Executable::LoadFromBytes(bytes);
+std::string LoadAndMaybeRun(std::span<const uint8_t> bytes, const vm::LoadOptions& options = {}) {
+  auto exe = vm::Executable::LoadFromBytes(bytes, options);
   if (!exe.ok()) return exe.status().message();
   vm::VirtualMachine machine(*exe);
   // Damage to a jump offset can make a loop that never ends; the budget turns
@@ -101,16 +101,20 @@ TEST(CorruptFileTest, EveryTruncationIsRefused) {
   }
 }
 
+// With the checksums skipped, so that the structural verifiers see every kind of
+// damage (checksum_test.cc has the same damage with them).
 TEST(CorruptFileTest, EveryFlippedByteFailsCleanlyOrRuns) {
   RegisterTestFunctions();
   std::vector<uint8_t> bytes = SmallExecutable().Write();
+  vm::LoadOptions unchecked;
+  unchecked.verify_checksums = false;
   int refused = 0, loaded = 0, located = 0;
   for (uint8_t pattern : {uint8_t{0xff}, uint8_t{0x80}, uint8_t{0x01}}) {
     for (size_t i = 0; i < bytes.size(); ++i) {
       std::vector<uint8_t> damaged = bytes;
       damaged[i] ^= pattern;
       if (std::getenv("STRATA_FLIP_DEBUG")) std::fprintf(stderr, "flip %zu ^%02x\n", i, pattern);
-      std::string error = LoadAndMaybeRun(damaged);
+      std::string error = LoadAndMaybeRun(damaged, unchecked);
       if (error.empty()) {
         ++loaded;
         continue;
@@ -119,7 +123,7 @@ TEST(CorruptFileTest, EveryFlippedByteFailsCleanlyOrRuns) {
       EXPECT_EQ(error.find('\n'), std::string::npos) << error;
       // A damaged file is DATA_LOSS, unless the damage hit the version (a file
       // this runtime cannot read) or left a loadable file whose run fails.
-      StatusCode code = vm::Executable::LoadFromBytes(damaged).status().code();
+      StatusCode code = vm::Executable::LoadFromBytes(damaged, unchecked).status().code();
       EXPECT_TRUE(code == StatusCode::kDataLoss || code == StatusCode::kUnimplemented || code == StatusCode::kOk ||
                   code == StatusCode::kNotFound)
           << StatusCodeName(code) << ": " << error;
@@ -159,12 +163,12 @@ std::vector<uint8_t> WithVersion(uint32_t major, uint32_t minor) {
 
 TEST(CorruptFileTest, VersionsTheRuntimeCannotReadAreRefusedWithBothVersions) {
   EXPECT_EQ(LoadError(WithVersion(2, 0)),
-            "executable format version 2.0 is newer than this runtime supports (1.4); upgrade the runtime");
+            "executable format version 2.0 is newer than this runtime supports (1.5); upgrade the runtime");
   EXPECT_EQ(vm::Executable::LoadFromBytes(WithVersion(2, 0)).status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(LoadError(WithVersion(1, 5)),
-            "executable format version 1.5 is newer than this runtime supports (1.4); upgrade the runtime");
+  EXPECT_EQ(LoadError(WithVersion(1, 6)),
+            "executable format version 1.6 is newer than this runtime supports (1.5); upgrade the runtime");
   EXPECT_EQ(LoadError(WithVersion(0, 9)),
-            "executable format version 0.9 is older than this runtime supports (1.4); recompile the model");
+            "executable format version 0.9 is older than this runtime supports (1.5); recompile the model");
   RegisterTestFunctions();
   EXPECT_NE(LoadOrDie(WithVersion(serialization::kFormatMajor, serialization::kFormatMinor)), nullptr);
 }
@@ -175,7 +179,7 @@ TEST(CorruptFileTest, VersionIsCheckedBeforeTheRestOfTheFileIsTrusted) {
   std::vector<uint8_t> mangled = bytes;
   for (size_t i = mangled.size() / 2; i < mangled.size(); ++i) mangled[i] = 0xee;
   EXPECT_EQ(LoadError(mangled),
-            "executable format version 3.1 is newer than this runtime supports (1.4); upgrade the runtime");
+            "executable format version 3.1 is newer than this runtime supports (1.5); upgrade the runtime");
 }
 
 // main with two library functions before it, so it is functions[2], and an
@@ -464,7 +468,8 @@ TEST(CorruptFileTest, SignaturesAreChecked) {
   EXPECT_EQ(LoadError(library.Write()), "functions[0] 'vm.builtin.null': only bytecode functions have a signature");
 }
 
-// The writer always writes a result; a file may still lack one.
+// The writer always writes a result; a file may still lack one. (Written as a 1.4
+// file: this one has no checksums.)
 TEST(CorruptFileTest, SignatureWithoutAResultIsRefused) {
   ::flatbuffers::FlatBufferBuilder b;
   auto code = b.CreateVector(std::vector<int64_t>{static_cast<int64_t>(vm::Opcode::kRet), 0});
@@ -475,8 +480,8 @@ TEST(CorruptFileTest, SignatureWithoutAResultIsRefused) {
                                      /*memory_plan=*/0, /*device_index=*/-1, signature);
   auto functions = b.CreateVector(std::vector<::flatbuffers::Offset<fb::Function>>{function});
   auto entry_points = b.CreateVector(std::vector<int32_t>{0});
-  auto root = fb::CreateExecutable(b, serialization::kFormatMajor, serialization::kFormatMinor, b.CreateString("test"),
-                                   functions, /*constants=*/0, /*native_modules=*/0, entry_points);
+  auto root = fb::CreateExecutable(b, /*format_major=*/1, /*format_minor=*/4, b.CreateString("test"), functions,
+                                   /*constants=*/0, /*native_modules=*/0, entry_points);
   fb::FinishExecutableBuffer(b, root);
   EXPECT_EQ(LoadError(std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize())),
             "functions[0] 'main': signature has no result");
@@ -569,16 +574,34 @@ TEST(CorruptFileTest, EntryPointsAndModulesAreChecked) {
   EXPECT_EQ(LoadError(m.Write()), "native_modules[0]: no code");
 }
 
+// Native code is checked even when the other checksums are skipped: damaged
+// machine code could crash the process. Files before 1.5 have a CRC-32 instead.
 TEST(CorruptFileTest, DamagedNativeCodeFailsItsChecksum) {
   ExecutableBuilder b;
   const std::vector<uint8_t> code = {0x7f, 'E', 'L', 'F', 0xde, 0xad, 0xbe, 0xef, 0x5a};
   b.spec.native_modules.push_back(serialization::NativeModuleSpec{"elf-shared-object", "", "", code, {}, {}, ""});
-  std::vector<uint8_t> bytes = b.Write();
-  auto at = std::search(bytes.begin(), bytes.end(), code.begin(), code.end());
-  ASSERT_NE(at, bytes.end());
-  at[5] ^= 0x01;
+  auto damage_code = [&](std::vector<uint8_t> bytes) {
+    auto at = std::search(bytes.begin(), bytes.end(), code.begin(), code.end());
+    EXPECT_NE(at, bytes.end());
+    if (at != bytes.end()) at[5] ^= 0x01;
+    return std::pair(bytes, at - bytes.begin());
+  };
+  auto [damaged, offset] = damage_code(b.Write());
+  const std::string expected = "checksum mismatch in native_modules[0] (code, 9 bytes at offset " +
+                               std::to_string(offset) + "): the file is damaged";
+  EXPECT_EQ(LoadError(damaged), expected);
+  vm::LoadOptions unchecked;
+  unchecked.verify_checksums = false;
+  auto skipped = vm::Executable::LoadFromBytes(damaged, unchecked);
+  ASSERT_FALSE(skipped.ok());
+  EXPECT_EQ(skipped.status().message(), expected);
+
+  serialization::WriteOptions format_1_4;
+  format_1_4.format_minor = 4;
+  format_1_4.checksums = false;
+  auto [old_damaged, old_offset] = damage_code(serialization::WriteExecutable(b.spec, format_1_4));
   // zlib.crc32 in Python of the code before and after the flip.
-  EXPECT_EQ(LoadError(bytes),
+  EXPECT_EQ(LoadError(old_damaged),
             "native_modules[0]: code checksum mismatch (stored 0xe698a66c, computed 0x5e24c109); the file is "
             "damaged");
 }
