@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <omp.h>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +20,10 @@
 #include "kernels/tensor_args.h"
 #include "vm/kernel_runtime.h"
 #include "vm/registry.h"
+
+// From libgomp, oneDNN's OpenMP runtime (kernels/CMakeLists.txt says why it is
+// declared here rather than taken from a compiler's omp.h).
+extern "C" void omp_set_num_threads(int num_threads);
 
 namespace strata::kernels {
 namespace {

@@ -4,9 +4,10 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build binutils
+  build-essential cmake ninja-build binutils ccache
   llvm-16-dev                      # codegen of tensor programs (compiler only)
   libflatbuffers-dev flatbuffers-compiler  # executable file format
+  libxxhash-dev                    # XXH3-64 checksums of executables (format 1.5)
   libdlpack-dev                    # DLTensor layout
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-program-options-dev     # strata CLI
@@ -15,6 +16,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX importer
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev  # llvm-config --system-libs
   clang-format-16 clang-tidy-16    # scripts/format.sh (checked by the tests), scripts/tidy.sh
+  clang-16 libclang-rt-16-dev      # the sanitizer build and libFuzzer (scripts/configure_sanitizer_build.sh)
   rapidjson-dev                    # tests: reading the profiler's trace JSON
 )
 

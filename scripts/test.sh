@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Builds Strata and runs every test: the full build (compiler + runtime) and an
-# AddressSanitizer build of the runtime, whose tests feed it corrupt executables.
+# Builds Strata and runs every test: the full build (compiler + runtime), the
+# same suite under AddressSanitizer + UndefinedBehaviorSanitizer with a fuzzing
+# smoke run, the Python package, the server, and ThreadSanitizer builds.
 # Installs missing Debian packages first (needs root for that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install_deps.sh
 jobs=$(nproc)
+# ccache keeps compiled objects between runs and clones (every CMake build here,
+# the Python package's included, takes the launcher from the environment); paths
+# are hashed relative to the checkout, so another clone hits the cache.
+export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
@@ -14,11 +20,16 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 # `cmake --install` and a project that embeds the installed runtime (find_package(Strata)).
 bash scripts/check_install.sh build
 
-# The runtime alone, under AddressSanitizer: loading hostile files must never crash.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=address \
-  -DSTRATA_BUILD_COMPILER=OFF -DSTRATA_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build build-asan -j "$jobs"
-ctest --test-dir build-asan --output-on-failure -j "$jobs"
+# The whole suite (compiler and runtime) under AddressSanitizer (with
+# LeakSanitizer) and UndefinedBehaviorSanitizer, built by clang 16; then each
+# libFuzzer target for 60 s from the same build (docs/reliability.md).
+bash scripts/configure_sanitizer_build.sh build-san
+cmake --build build-san -j "$jobs"
+export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$PWD/tests/ubsan.supp"
+ctest --test-dir build-san --output-on-failure -j "$jobs"
+unset ASAN_OPTIONS UBSAN_OPTIONS
+bash scripts/fuzz.sh 60
 
 # The Python package: built and installed by pip as a user would (its own CMake
 # build in build/python-<tag>, kept between runs), then its tests. A wheel and a
@@ -31,13 +42,19 @@ bash scripts/check_python_packaging.sh
 # strata-server end to end: the real server on loopback, tritonclient[http] and plain HTTP.
 (cd tests/server && python3 -m pytest -q -p no:cacheprovider .)
 
-# The runtime and the server under ThreadSanitizer: the server's C++ tests and
-# its end-to-end tests (concurrent clients, batching, load/unload while
-# requests run, SIGTERM); any report fails the test that stops the server.
+# The runtime and the server under ThreadSanitizer: the runtime's concurrency
+# tests (VMs sharing executables at different shapes, the NPU plug-in's queues
+# with concurrent submitters, the allocation pool, the thread pool), the VM and
+# device suites, the soak and fault-injection tests, the server's C++ tests and
+# its end-to-end tests (concurrent clients, batching, load/unload while requests
+# run, SIGTERM); any report fails the test. tests/tsan.supp lists only
+# third-party code ThreadSanitizer cannot see into, each with its reason.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=thread \
   -DSTRATA_BUILD_COMPILER=OFF -DSTRATA_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build build-tsan -j "$jobs" --target strata-server strata_sim_npu strata_server_test
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/server/tsan.supp"
-build-tsan/tests/strata_server_test
+tsan_tests=(strata_concurrency_test strata_vm_test strata_device_test strata_soak_test strata_fault_injection_test
+            strata_server_test)
+cmake --build build-tsan -j "$jobs" --target strata-server strata_sim_npu "${tsan_tests[@]}"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
+for test in "${tsan_tests[@]}"; do build-tsan/tests/$test --gtest_brief=1; done
 (cd tests/server && STRATA_SERVER="$PWD/../../build-tsan/bin/strata-server" python3 -m pytest -q -p no:cacheprovider .)
 unset TSAN_OPTIONS

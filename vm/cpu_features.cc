@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <array>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace strata::vm {
 namespace {
 
@@ -12,6 +16,20 @@ struct CheckableFeature {
 };
 
 #if defined(__x86_64__)
+enum class Register { kEax, kEbx, kEcx, kEdx };
+
+// One bit of CPUID(leaf, subleaf), for the features clang's
+// __builtin_cpu_supports does not name (f16c, movbe, avxvnni in clang 16).
+bool CpuidBit(unsigned leaf, unsigned subleaf, Register reg, int bit) {
+  unsigned regs[4] = {};
+  if (__get_cpuid_max(leaf & 0x80000000u, nullptr) < leaf) return false;
+  __cpuid_count(leaf, subleaf, regs[0], regs[1], regs[2], regs[3]);
+  return (regs[static_cast<int>(reg)] >> bit) & 1u;
+}
+
+// AVX-encoded instructions need the OS to save the YMM registers; "avx" checks XCR0.
+bool AvxStateEnabled() { return __builtin_cpu_supports("avx") != 0; }
+
 // __builtin_cpu_supports takes only string literals, hence one function per name.
 // It also checks that the OS saves the wide registers (XCR0) for AVX and AVX-512.
 #define STRATA_X86_FEATURE(name)                           \
@@ -28,10 +46,10 @@ constexpr std::array kFeatures = {
     STRATA_X86_FEATURE("avx"),
     STRATA_X86_FEATURE("avx2"),
     STRATA_X86_FEATURE("fma"),
-    STRATA_X86_FEATURE("f16c"),
+    CheckableFeature{"f16c", [] { return AvxStateEnabled() && CpuidBit(1, 0, Register::kEcx, 29); }},
     STRATA_X86_FEATURE("bmi"),
     STRATA_X86_FEATURE("bmi2"),
-    STRATA_X86_FEATURE("movbe"),
+    CheckableFeature{"movbe", [] { return CpuidBit(1, 0, Register::kEcx, 22); }},
     STRATA_X86_FEATURE("avx512f"),
     STRATA_X86_FEATURE("avx512bw"),
     STRATA_X86_FEATURE("avx512cd"),
@@ -44,7 +62,7 @@ constexpr std::array kFeatures = {
     STRATA_X86_FEATURE("avx512bf16"),
     STRATA_X86_FEATURE("avx512bitalg"),
     STRATA_X86_FEATURE("avx512vpopcntdq"),
-    STRATA_X86_FEATURE("avxvnni"),
+    CheckableFeature{"avxvnni", [] { return AvxStateEnabled() && CpuidBit(7, 1, Register::kEax, 4); }},
     STRATA_X86_FEATURE("gfni"),
 };
 #undef STRATA_X86_FEATURE

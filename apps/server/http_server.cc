@@ -64,7 +64,7 @@ std::vector<std::string> PathSegments(std::string_view target) {
 // What a job's completion hands back to the connection.
 struct Outcome {
   bool accepted = false;
-  StatusOr<vm::Value> result = Status::Ok();
+  StatusOr<vm::Value> result = vm::Value();  // set by the job
   JobTimes times;
 };
 

@@ -164,7 +164,7 @@ StatusOr<InferRequest> ParseInferRequest(std::shared_ptr<const std::string> body
     }
     const rapidjson::Value* params =
         input.HasMember("parameters") && input["parameters"].IsObject() ? &input["parameters"] : nullptr;
-    StatusOr<vm::Ref<vm::Tensor>> tensor = Status::Ok();
+    std::optional<StatusOr<vm::Ref<vm::Tensor>>> tensor;  // from the binary part or from 'data'
     if (params && params->HasMember("binary_data_size")) {
       const rapidjson::Value& size = (*params)["binary_data_size"];
       if (!size.IsUint64()) return BadRequest(what + ": binary_data_size must be a non-negative integer");
@@ -175,13 +175,13 @@ StatusOr<InferRequest> ParseInferRequest(std::shared_ptr<const std::string> body
       }
       const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(body->data()) + binary_offset, n);
       binary_offset += n;
-      tensor = TensorFromBinary(bytes, shape, *dtype, body, what);
+      tensor.emplace(TensorFromBinary(bytes, shape, *dtype, body, what));
     } else {
       if (!input.HasMember("data")) return BadRequest(what + " needs 'data' (or parameters.binary_data_size)");
-      tensor = TensorFromJson(input["data"], shape, *dtype, what);
+      tensor.emplace(TensorFromJson(input["data"], shape, *dtype, what));
     }
-    if (!tensor.ok()) return tensor.status();
-    args[index] = vm::Value::FromTensor(*std::move(tensor));
+    if (!tensor->ok()) return tensor->status();
+    args[index] = vm::Value::FromTensor(*std::move(*tensor));
   }
   if (binary_offset != body->size()) {
     return BadRequest("the body has " + std::to_string(body->size() - binary_offset) +

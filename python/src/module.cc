@@ -55,9 +55,11 @@ struct CompileRequest {
   bool fuse = true, nchwc = true, memory_plan = true, time_passes = false;
 };
 
-vm::LoadOptions LoadOptionsWith(const std::map<std::string, std::string>& device_options) {
+vm::LoadOptions LoadOptionsWith(const std::map<std::string, std::string>& device_options,
+                                bool verify_checksums = true) {
   vm::LoadOptions options;
   options.device_options = device_options;
+  options.verify_checksums = verify_checksums;
   return options;
 }
 
@@ -66,9 +68,10 @@ std::shared_ptr<const vm::Executable> LoadOrThrow(StatusOr<std::shared_ptr<const
   return *std::move(loaded);
 }
 
-PyExecutable LoadFile(const std::string& path, bool mmap, const std::map<std::string, std::string>& device_options) {
+PyExecutable LoadFile(const std::string& path, bool mmap, const std::map<std::string, std::string>& device_options,
+                      bool verify_checksums) {
   nb::gil_scoped_release no_gil;
-  const vm::LoadOptions options = LoadOptionsWith(device_options);
+  const vm::LoadOptions options = LoadOptionsWith(device_options, verify_checksums);
   return PyExecutable{
       LoadOrThrow(mmap ? vm::Executable::MapFile(path, options) : vm::Executable::LoadFromFile(path, options)),
       mmap ? path : std::string()};
@@ -185,7 +188,8 @@ struct PyVirtualMachine {
       // Device options apply when the devices are opened, at load: the same file
       // (or bytes) loaded again with them.
       nb::gil_scoped_release no_gil;
-      const vm::LoadOptions options = LoadOptionsWith(device_options);
+      // As the first load: a file loaded without verifying its checksums is not verified now.
+      const vm::LoadOptions options = LoadOptionsWith(device_options, executable.executable->checksums_verified());
       exe.executable =
           LoadOrThrow(exe.path.empty() ? vm::Executable::LoadFromBytes(executable.executable->bytes(), options)
                                        : vm::Executable::MapFile(exe.path, options));
@@ -227,7 +231,7 @@ struct PyVirtualMachine {
   // Runs with the GIL released; the lock is taken after releasing it, so a
   // thread waiting for this VM never blocks the others.
   vm::Value Run(int32_t index, const std::vector<vm::Value>& values) {
-    StatusOr<vm::Value> result = Status::Ok();
+    StatusOr<vm::Value> result = vm::Value();
     {
       nb::gil_scoped_release no_gil;
       std::lock_guard<std::mutex> lock(mutex);
@@ -251,7 +255,7 @@ struct PyVirtualMachine {
     const int32_t index = EntryIndex(name);
     const std::vector<vm::Value> values = Arguments(index, args);
     vm::Profiler profiler(exe.executable, vm::Profiler::Options{.record_trace = trace});
-    StatusOr<vm::Value> last = Status::Ok();
+    StatusOr<vm::Value> last = vm::Value();
     {
       nb::gil_scoped_release no_gil;
       std::lock_guard<std::mutex> lock(mutex);
@@ -402,7 +406,7 @@ NB_MODULE(_strata, m) {
       .def("__repr__", [](const PyFunction& f) { return "<strata function " + f.name + ">"; });
 
   m.def("compile", &Compile, nb::arg("request"));
-  m.def("load", &LoadFile, nb::arg("path"), nb::arg("mmap"), nb::arg("device_options"));
+  m.def("load", &LoadFile, nb::arg("path"), nb::arg("mmap"), nb::arg("device_options"), nb::arg("verify_checksums"));
   m.def("load_bytes", &LoadBytes, nb::arg("data"), nb::arg("device_options"));
   m.def("set_num_threads", [](int threads) {
     const Status set = vm::SetKernelThreadCount(threads);
