@@ -10,6 +10,11 @@
 # loader, executables compiled from examples/ by the strata binary built here.
 # The corpus each run grows is kept in build-san/fuzz-corpus/, so later runs
 # start where earlier ones stopped. docs/reliability.md has the figures reached.
+#
+# STRATA_FUZZ_SEED=N fixes libFuzzer's random seed: from the same corpus, the
+# same inputs are tried in the same order (scripts/test.sh sets it, so that CI
+# repeats what a developer's run of the same length already passed, and a
+# finding there is a regression rather than luck). Unset, each run differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -56,6 +61,7 @@ run_one() {
   local seeds=tests/fuzz/seeds/$target dict args=()
   dict=$(dictionary "$target")
   [ -n "$dict" ] && args+=("-dict=$dict")
+  [ -n "${STRATA_FUZZ_SEED:-}" ] && args+=("-seed=$STRATA_FUZZ_SEED")
   [ -d "$seeds" ] || seeds=
   # The compiler keeps process-wide tables across inputs (interned ops, the
   # creation order of expressions), so nearly every input ends with more

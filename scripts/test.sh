@@ -29,7 +29,7 @@ export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:check_initialization_
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$PWD/tests/ubsan.supp"
 ctest --test-dir build-san --output-on-failure -j "$jobs"
 unset ASAN_OPTIONS UBSAN_OPTIONS
-bash scripts/fuzz.sh 60
+STRATA_FUZZ_SEED=1 bash scripts/fuzz.sh 60
 
 # The Python package: built and installed by pip as a user would (its own CMake
 # build in build/python-<tag>, kept between runs), then its tests. A wheel and a

@@ -281,6 +281,19 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
   EXPECT_EQ(ir::PrintModule(*from_file), ir::PrintModule(*from_bytes));
 }
 
+// Found by onnx_import_fuzzer: a node without outputs made the converter read
+// output(0), which protobuf answers with an exception (the process aborted).
+TEST(OnnxImport, ANodeWithoutOutputsIsRefusedByName) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Transpose", 17)));
+  model.mutable_graph()->mutable_node(0)->clear_output();
+  model.mutable_graph()->clear_output();
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().message(),
+            "m.onnx: node 'the_node' (Transpose, opset 17): the node has no outputs (every operator has at least one)");
+}
+
 TEST(OnnxImport, ASliceBoundComputedFromTensorDataIsRefusedByName) {
   // ends is a graph input (data, not a shape): no program could have a shape
   // for the result at compile time, so the node is refused and says why.

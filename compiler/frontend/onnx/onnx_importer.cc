@@ -194,6 +194,8 @@ class Importer : public ImportContext {
       return fail("operator " + node.op_type() + " is not supported by Strata's ONNX importer",
                   StatusCode::kUnimplemented);
     }
+    // Every ONNX operator has an output; converters name their result after the first.
+    if (node.output_size() == 0) return fail("the node has no outputs (every operator has at least one)");
     for (const onnx::AttributeProto& attr : node.attribute()) {
       const auto& known = converter->attributes;
       if (std::find(known.begin(), known.end(), attr.name()) == known.end()) {
