@@ -40,19 +40,29 @@ InferFn BinaryInfer(bool returns_bool) {
   return [returns_bool](const OpCall& call) -> StatusOr<StructInfo> {
     DataType dtype;
     STRATA_ASSIGN_OR_RETURN(StructInfo out, InferBroadcast(call, 0, 1, &dtype));
-    if (!returns_bool) return out;
     const auto* t = out.as<TensorStructInfoNode>();
+    // Arithmetic has no meaning on booleans (the logical_* ops do); the kernel
+    // could not be generated.
+    if (!returns_bool && t->dtype.is_bool()) {
+      return ErrorStatus() << call.name() << ": the operands are bool tensors; it needs integers or floats";
+    }
+    if (!returns_bool) return out;
     return t->shape ? TensorStructInfoNode::make(*t->shape, DataType::Bool())
                     : TensorStructInfoNode::make_ndim(t->ndim, DataType::Bool());
   };
 }
 
-// Unary ops keep the shape; `float_only` ops reject integer tensors.
+// Unary ops keep the shape; all are arithmetic (bool is refused), and
+// `float_only` ops reject integer tensors.
 InferFn UnaryInfer(bool float_only) {
   return [float_only](const OpCall& call) -> StatusOr<StructInfo> {
     STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
     if (float_only && !x->dtype.is_void() && !x->dtype.is_float()) {
       return ErrorStatus() << call.name() << ": " << ArgText(call, 0) << " must be a float tensor";
+    }
+    if (x->dtype.is_bool()) {
+      return ErrorStatus() << call.name() << ": " << ArgText(call, 0)
+                           << " must be an integer or float tensor, not bool";
     }
     return call.arg_sinfo(0);
   };

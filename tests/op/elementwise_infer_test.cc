@@ -85,6 +85,17 @@ TEST(ElementwiseInfer, BadAttributesAndArity) {
             "error: function 'main', binding 'y': clip: min 2 is greater than max 1");
 }
 
+// Found by onnx_import_fuzzer (Relu on a BOOL input): arithmetic on bool tensors
+// passed inference and then aborted kernel generation.
+TEST(ElementwiseInfer, ArithmeticOnBoolTensorsIsRefused) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), bool]", "relu(x)"),
+            "error: function 'main', binding 'y': relu: x: Tensor[(n, 4), bool] must be an integer or float tensor, "
+            "not bool");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), bool], z: Tensor[(n, 4), bool]", "add(x, z)"),
+            "error: function 'main', binding 'y': add: the operands are bool tensors; it needs integers or floats");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4), bool], z: Tensor[(n, 4), bool]", "equal(x, z)"), "Tensor[(n, 4), bool]");
+}
+
 TEST(ElementwiseLegalize, UnknownShapesAreACompileErrorThatSuggestsMatchCast) {
   EXPECT_EQ(CompileError(OneCallProgram("x: Tensor[f32], y: Tensor[(m,), f32]", "add(x, y)")),
             "LegalizeOps: function 'main', binding 'y': add: cannot generate a kernel: x: Tensor[f32] has no known "
