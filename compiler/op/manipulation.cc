@@ -525,14 +525,16 @@ StatusOr<tir::Stmt> BroadcastToKernel(const OpCall& call, KernelBuilder& b) {
 // `value` as a constant of `dtype`, or an error when the dtype cannot hold it.
 StatusOr<PrimExpr> FillValue(const OpCall& call, DataType dtype, double value) {
   if (dtype.is_float()) return tir::FloatImm(dtype, value);
-  double lo = 0, hi = 1;
+  // [lo, end): the end is exclusive because 2^63 - 1 and 2^64 - 1 are not
+  // doubles (they round up to the first value out of range).
+  double lo = 0, end = 2;
   if (dtype.is_int()) {
     lo = -std::ldexp(1.0, dtype.bits() - 1);
-    hi = std::ldexp(1.0, dtype.bits() - 1) - 1;
+    end = std::ldexp(1.0, dtype.bits() - 1);
   } else if (dtype.is_uint()) {
-    hi = std::ldexp(1.0, dtype.bits()) - 1;
+    end = std::ldexp(1.0, dtype.bits());
   }
-  if (value != std::floor(value) || value < lo || value > hi) {
+  if (value != std::floor(value) || value < lo || value >= end) {
     return ErrorStatus() << call.name() << ": fill value " << value << " is not representable in dtype "
                          << dtype.ToString();
   }

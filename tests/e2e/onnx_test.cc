@@ -294,6 +294,48 @@ TEST(OnnxImport, ANodeWithoutOutputsIsRefusedByName) {
             "m.onnx: node 'the_node' (Transpose, opset 17): the node has no outputs (every operator has at least one)");
 }
 
+TEST(OnnxImport, ANormalizationOfIntegersIsRefusedByName) {
+  // ONNX defines InstanceNormalization and GroupNormalization on floats only; a
+  // uint8 input (with an epsilon no uint8 holds) once reached the scalar cast.
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("InstanceNormalization", 17)));
+  auto* x = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type();
+  x->set_elem_type(onnx::TensorProto::UINT8);
+  x->mutable_shape()->add_dim()->set_dim_value(3);
+  auto* epsilon = model.mutable_graph()->mutable_node(0)->add_attribute();
+  epsilon->set_name("epsilon");
+  epsilon->set_type(onnx::AttributeProto::FLOAT);
+  epsilon->set_f(3.4e35f);
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().message(),
+            "m.onnx: node 'the_node' (InstanceNormalization, opset 17): the input must be a float tensor, not u8");
+}
+
+TEST(OnnxImport, AnF16FillValueKeepsItsValue) {
+  // ConstantOfShape(Shape(x)) with value = f16 1.5: the importer once read the
+  // 2-byte value as a double, 8 bytes (a heap overflow, and a wrong fill).
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Shape", 17)));
+  onnx::GraphProto* g = model.mutable_graph();
+  auto* fill = g->add_node();
+  fill->set_name("fill");
+  fill->set_op_type("ConstantOfShape");
+  fill->add_input("y");
+  fill->add_output("z");
+  auto* value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT16);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int32_data(0x3e00);  // 1.5 in binary16
+  g->mutable_output(0)->set_name("z");
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const std::string text = ir::PrintModule(*imported);
+  EXPECT_NE(text.find("full(shape(n, 4), dtype=f16, fill_value=1.5)"), std::string::npos) << text;
+}
+
 TEST(OnnxImport, ASliceBoundComputedFromTensorDataIsRefusedByName) {
   // ends is a graph input (data, not a shape): no program could have a shape
   // for the result at compile time, so the node is refused and says why.

@@ -523,6 +523,15 @@ TEST(ManipulationInfer, Creation) {
             "error: function 'main', binding 'y': full: fill value 2.5 is not representable in dtype i32");
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "full(shape(n), fill_value=300, dtype=i8)"),
             "error: function 'main', binding 'y': full: fill value 300 is not representable in dtype i8");
+  // The top of each integer range: 2^63 - 1 and 2^64 - 1 round up to doubles
+  // out of range, which must be refused rather than wrap or overflow the cast.
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "full(shape(n), fill_value=127, dtype=i8)"), "Tensor[(n,), i8]");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "full(shape(n), fill_value=128, dtype=i8)"),
+            "error: function 'main', binding 'y': full: fill value 128 is not representable in dtype i8");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "full(shape(n), fill_value=9.3e18, dtype=i64)"),
+            "error: function 'main', binding 'y': full: fill value 9.3e+18 is not representable in dtype i64");
+  EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "full(shape(n), fill_value=1.9e19, dtype=u64)"),
+            "error: function 'main', binding 'y': full: fill value 1.9e+19 is not representable in dtype u64");
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "full(shape(n), dtype=i8)"),
             "error: function 'main', binding 'y': full: missing attribute 'fill_value' (a float)");
   EXPECT_EQ(Infer("x: Tensor[(n, m), f32]", "zeros(x)"),

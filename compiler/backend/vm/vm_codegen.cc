@@ -5,7 +5,6 @@
 // program order and appends Call / If / Goto / Ret instructions.
 #include "compiler/backend/vm/vm_codegen.h"
 
-#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -16,6 +15,7 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/graph_visitor.h"
+#include "serialization/checksum.h"
 #include "vm/bytecode/builtin_names.h"
 #include "vm/bytecode/bytecode.h"
 #include "vm/bytecode/encoder.h"
@@ -135,26 +135,6 @@ class ModuleContext {
  private:
   const ir::IRModule& module_;
   std::vector<int32_t> external_module_index_;  // per external module: its native module, or -1
-  // A 64-bit hash of `bytes`, 8 at a time (the key only narrows the search:
-  // SameData decides).
-  static uint64_t HashBytes(const std::vector<uint8_t>& bytes) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ bytes.size();
-    size_t i = 0;
-    auto mix = [&h](uint64_t word) {
-      h ^= word;
-      h *= 0xBF58476D1CE4E5B9ull;
-      h ^= h >> 31;
-    };
-    for (; i + 8 <= bytes.size(); i += 8) {
-      uint64_t word;
-      std::memcpy(&word, bytes.data() + i, 8);
-      mix(word);
-    }
-    uint64_t tail = 0;
-    std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
-    mix(tail);
-    return h;
-  }
   // Whether two constants with the same key are equal: only tensors' keys
   // leave out part of the value.
   static bool SameData(const ConstantSpec& a, const ConstantSpec& b) {
@@ -174,7 +154,7 @@ class ModuleContext {
       int64_t ndim = static_cast<int64_t>(t->shape.size());
       append(&ndim, sizeof(ndim));
       append(t->shape.data(), t->shape.size() * sizeof(int64_t));
-      const uint64_t size = t->bytes().size(), hash = HashBytes(t->bytes());
+      const uint64_t size = t->bytes().size(), hash = serialization::Xxh3(t->bytes());
       append(&size, sizeof(size));
       append(&hash, sizeof(hash));
     } else if (const auto* s = std::get_if<serialization::ShapeConstantSpec>(&value)) {

@@ -100,8 +100,12 @@ class ImportContext {
 StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::TensorProto& proto,
                                                                    const std::string& external_data_dir);
 StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
-// The elements of an integer constant (any integer dtype) as int64.
+// The elements of a constant as int64: integers and bool exactly (u64 above
+// INT64_MAX keeps its bits), floats truncated toward zero and saturated.
 std::vector<int64_t> ConstantInts(const graph::HostTensor& tensor);
+// Element `i` of a constant of any dtype (f16, f32, f64, integers, bool) as a
+// double: scalar operands such as Clip's bounds or Pad's fill value.
+double ConstantElement(const graph::HostTensor& tensor, size_t i);
 std::shared_ptr<const graph::HostTensor> MakeInt64Tensor(const std::vector<int64_t>& values, bool scalar);
 std::shared_ptr<const graph::HostTensor> MakeScalarTensor(DataType dtype, double value);
 

@@ -1,6 +1,5 @@
 // ONNX elementwise operators: arithmetic (evaluated symbolically on shape
 // values), comparisons, unary math, activations, cast, clip and where.
-#include <cstring>
 
 #include "compiler/frontend/onnx/onnx_converter_util.h"
 #include "compiler/ir/arith/simplify.h"
@@ -53,18 +52,7 @@ Status Clip(NodeContext& n) {
     const OnnxValue* v = n.input(i);
     if (v == nullptr) return fallback;
     if (!v->constant || v->constant->shape.size() != 0) return n.Error("min/max must be constant scalars");
-    const graph::HostTensor& t = *v->constant;
-    if (t.dtype == DataType::F32()) {
-      float f;
-      std::memcpy(&f, t.bytes.data(), 4);
-      return static_cast<double>(f);
-    }
-    if (t.dtype == DataType::F64()) {
-      double d;
-      std::memcpy(&d, t.bytes.data(), 8);
-      return d;
-    }
-    return static_cast<double>(ConstantInts(t)[0]);
+    return ConstantElement(*v->constant, 0);
   };
   STRATA_ASSIGN_OR_RETURN(double lo, bound(1, -3.4e38));
   STRATA_ASSIGN_OR_RETURN(double hi, bound(2, 3.4e38));

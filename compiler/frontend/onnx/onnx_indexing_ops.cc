@@ -1,6 +1,5 @@
 // ONNX indexing, masking and tiling operators: GatherElements, GatherND,
 // CumSum, Trilu, Tile, ArgMax, ArgMin.
-#include <cstring>
 
 #include "compiler/frontend/onnx/onnx_converter_util.h"
 #include "compiler/ir/arith/simplify.h"
@@ -138,19 +137,7 @@ Status OneHot(NodeContext& n) {
   const graph::HostTensor& v = *values->constant;
   const size_t width = static_cast<size_t>(v.dtype.bytes());
   if (width == 0 || v.bytes.size() != 2 * width) return n.Error("values (input 2) must hold two elements");
-  auto element = [&](size_t i) -> double {
-    if (v.dtype == DataType::F32()) {
-      float f;
-      std::memcpy(&f, v.bytes.data() + 4 * i, 4);
-      return f;
-    }
-    if (v.dtype == DataType::F64()) {
-      double d;
-      std::memcpy(&d, v.bytes.data() + 8 * i, 8);
-      return d;
-    }
-    return static_cast<double>(ConstantInts(v)[i]);
-  };
+  auto element = [&](size_t i) { return ConstantElement(v, i); };
   STRATA_ASSIGN_OR_RETURN(Expr indices, n.InputExpr(0));
   const StructInfo sinfo = n.input(0)->sinfo();
   const auto* t = sinfo.as<TensorStructInfoNode>();

@@ -285,7 +285,8 @@ Status ConvTranspose(NodeContext& n) {
 std::optional<PrimExpr> ScaledDim(const PrimExpr& dim, double scale) {
   for (int64_t q = 1; q <= 64; ++q) {
     const double p = scale * static_cast<double>(q);
-    if (p > 0 && std::abs(p - std::round(p)) < 1e-6 * q) {
+    // Above 2^31 the numerator would overflow the dim's arithmetic (and llround).
+    if (p > 0 && p < 0x1p31 && std::abs(p - std::round(p)) < 1e-6 * q) {
       return arith::Simplify(tir::FloorDiv(dim * static_cast<int64_t>(std::llround(p)), q));
     }
   }
@@ -422,6 +423,9 @@ Converter GroupNorm(bool instance) {
     const auto* t = sinfo.as<TensorStructInfoNode>();
     if (t == nullptr || !t->shape || t->shape->size() < 3) {
       return n.Error("the input must have a known shape (N, C, spatial...) of rank >= 3");
+    }
+    if (!t->dtype.is_void() && !t->dtype.is_float()) {
+      return n.Error("the input must be a float tensor, not " + t->dtype.ToString());
     }
     const std::vector<PrimExpr>& shape = *t->shape;
     const std::optional<int64_t> channels = arith::AsConstant(shape[1]);

@@ -2,6 +2,8 @@
 // mapping, and the NodeContext / OnnxValue accessors (see onnx_context.h).
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +11,7 @@
 
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/ir/printer.h"
+#include "support/half_float.h"
 
 namespace strata::frontend::onnx_import {
 
@@ -136,7 +139,7 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
     return Status::Ok();
   };
   if (proto.has_raw_data()) {
-    std::memcpy(tensor->bytes.data(), proto.raw_data().data(), bytes);
+    if (bytes > 0) std::memcpy(tensor->bytes.data(), proto.raw_data().data(), bytes);
   } else if (count > 0) {
     switch (proto.data_type()) {
       case onnx::TensorProto::FLOAT: STRATA_RETURN_IF_ERROR(copy_typed(proto.float_data(), float{})); break;
@@ -145,6 +148,8 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
       case onnx::TensorProto::INT32: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int32_t{})); break;
       case onnx::TensorProto::INT16: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int16_t{})); break;
       case onnx::TensorProto::INT8: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), int8_t{})); break;
+      // ONNX stores each f16 as its 16 bits in an int32 field.
+      case onnx::TensorProto::FLOAT16: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), uint16_t{})); break;
       case onnx::TensorProto::UINT8:
       case onnx::TensorProto::BOOL: STRATA_RETURN_IF_ERROR(copy_typed(proto.int32_data(), uint8_t{})); break;
       default:
@@ -155,30 +160,60 @@ StatusOr<std::shared_ptr<const graph::HostTensor>> TensorFromProto(const onnx::T
   return std::shared_ptr<const graph::HostTensor>(std::move(tensor));
 }
 
-std::vector<int64_t> ConstantInts(const graph::HostTensor& tensor) {
-  std::vector<int64_t> out;
-  const size_t n = tensor.bytes.size() / static_cast<size_t>(tensor.dtype.bytes());
-  for (size_t i = 0; i < n; ++i) {
-    const uint8_t* p = tensor.bytes.data() + i * static_cast<size_t>(tensor.dtype.bytes());
-    int64_t v = 0;
-    switch (tensor.dtype.bits()) {
-      case 8: v = tensor.dtype.is_int() ? static_cast<int8_t>(*p) : *p; break;
-      case 16: {
-        int16_t x;
-        std::memcpy(&x, p, 2);
-        v = x;
-        break;
-      }
-      case 32: {
-        int32_t x;
-        std::memcpy(&x, p, 4);
-        v = x;
-        break;
-      }
-      default: std::memcpy(&v, p, 8); break;
+namespace {
+
+template <typename T>
+T LoadElement(const graph::HostTensor& tensor, size_t i) {
+  T v;
+  std::memcpy(&v, tensor.bytes.data() + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+// Truncates toward zero, saturating at the int64 range; NaN is 0.
+int64_t SaturatingToInt64(double value) {
+  if (std::isnan(value)) return 0;
+  if (value >= 0x1p63) return INT64_MAX;
+  if (value < -0x1p63) return INT64_MIN;
+  return static_cast<int64_t>(value);
+}
+
+}  // namespace
+
+double ConstantElement(const graph::HostTensor& tensor, size_t i) {
+  const DataType dtype = tensor.dtype;
+  if (dtype.is_bool()) return tensor.bytes[i] != 0 ? 1.0 : 0.0;
+  if (dtype.is_float()) {
+    switch (dtype.bits()) {
+      case 16: return HalfToFloat(LoadElement<uint16_t>(tensor, i));
+      case 32: return LoadElement<float>(tensor, i);
+      default: return LoadElement<double>(tensor, i);
     }
-    if (tensor.dtype.is_bool()) v = *p != 0;
-    out.push_back(v);
+  }
+  const bool is_signed = dtype.is_int();
+  switch (dtype.bits()) {
+    case 8: return is_signed ? LoadElement<int8_t>(tensor, i) : LoadElement<uint8_t>(tensor, i);
+    case 16: return is_signed ? LoadElement<int16_t>(tensor, i) : LoadElement<uint16_t>(tensor, i);
+    case 32: return is_signed ? LoadElement<int32_t>(tensor, i) : LoadElement<uint32_t>(tensor, i);
+    default:
+      return is_signed ? static_cast<double>(LoadElement<int64_t>(tensor, i))
+                       : static_cast<double>(LoadElement<uint64_t>(tensor, i));
+  }
+}
+
+std::vector<int64_t> ConstantInts(const graph::HostTensor& tensor) {
+  const DataType dtype = tensor.dtype;
+  if (dtype.bytes() == 0) return {};
+  const size_t n = tensor.bytes.size() / static_cast<size_t>(dtype.bytes());
+  std::vector<int64_t> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (dtype.is_float()) {
+      out.push_back(SaturatingToInt64(ConstantElement(tensor, i)));
+    } else if (dtype.bits() == 64) {
+      out.push_back(LoadElement<int64_t>(tensor, i));  // exact, where a double is not above 2^53
+    } else {
+      out.push_back(static_cast<int64_t>(ConstantElement(tensor, i)));  // exact below 64 bits
+    }
   }
   return out;
 }
@@ -188,7 +223,7 @@ std::shared_ptr<const graph::HostTensor> MakeInt64Tensor(const std::vector<int64
   t->dtype = DataType::I64();
   if (!scalar) t->shape = {static_cast<int64_t>(values.size())};
   t->bytes.resize(values.size() * 8);
-  std::memcpy(t->bytes.data(), values.data(), t->bytes.size());
+  if (!values.empty()) std::memcpy(t->bytes.data(), values.data(), t->bytes.size());
   return t;
 }
 
@@ -201,9 +236,29 @@ std::shared_ptr<const graph::HostTensor> MakeScalarTensor(DataType dtype, double
     std::memcpy(t->bytes.data(), &v, 4);
   } else if (dtype == DataType::F64()) {
     std::memcpy(t->bytes.data(), &value, 8);
+  } else if (dtype == DataType::Float(16)) {
+    const uint16_t v = FloatToHalf(static_cast<float>(value));
+    std::memcpy(t->bytes.data(), &v, 2);
+  } else if (dtype.is_bool()) {
+    t->bytes[0] = value != 0.0 ? 1 : 0;
   } else {
-    int64_t v = static_cast<int64_t>(value);
-    std::memcpy(t->bytes.data(), &v, t->bytes.size());  // little-endian truncation
+    // Attribute values (alpha, epsilon, a count) come from the file: out of
+    // the dtype's range they saturate rather than being undefined behaviour
+    // of the cast, and NaN becomes 0.
+    const int bits = dtype.bits();
+    const double limit = std::ldexp(1.0, dtype.is_uint() ? bits : bits - 1);
+    uint64_t v = 0;
+    if (std::isnan(value)) {
+      v = 0;
+    } else if (dtype.is_uint()) {
+      const uint64_t max = bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+      v = value <= 0 ? 0 : value >= limit ? max : static_cast<uint64_t>(value);
+    } else {
+      const int64_t max = bits >= 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
+      const int64_t narrowed = value >= limit ? max : value < -limit ? -max - 1 : static_cast<int64_t>(value);
+      v = static_cast<uint64_t>(narrowed);
+    }
+    std::memcpy(t->bytes.data(), &v, t->bytes.size());  // little-endian: the low bytes
   }
   return t;
 }

@@ -1,6 +1,6 @@
 // ONNX reductions and tensor manipulation: shapes (evaluated at import time
 // while they stay symbolic), reshape, slicing, concatenation and the like.
-#include <cstring>
+#include <cstdint>
 
 #include "compiler/frontend/onnx/onnx_converter_util.h"
 #include "compiler/ir/arith/simplify.h"
@@ -105,16 +105,7 @@ Status Pad(NodeContext& n) {
   double value = 0;
   if (const OnnxValue* c = n.input(2); c != nullptr) {
     if (!c->constant || c->constant->bytes.empty()) return n.Error("constant_value (input 2) must be a constant");
-    const graph::HostTensor& v = *c->constant;
-    if (v.dtype == DataType::F32()) {
-      float f;
-      std::memcpy(&f, v.bytes.data(), 4);
-      value = f;
-    } else if (v.dtype == DataType::F64()) {
-      std::memcpy(&value, v.bytes.data(), 8);
-    } else {
-      value = static_cast<double>(ConstantInts(v)[0]);
-    }
+    value = ConstantElement(*c->constant, 0);
   }
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   return Emit(n, "pad", {x},
@@ -199,6 +190,7 @@ Status ConstantOfShape(NodeContext& n) {
   std::optional<std::vector<PrimExpr>> shape = SymbolicInts(n.input(0));
   if (!shape) return n.Error("the shape must be known at compile time");
   double value = 0;
+  int64_t int_value = 0;  // exact for integer fills, which a double is not above 2^53
   DataType dtype = DataType::F32();
   if (const onnx::TensorProto* t = n.TensorAttr("value")) {
     STRATA_ASSIGN_OR_RETURN(auto data, TensorFromProto(*t, n.ctx().external_data_dir()));
@@ -206,15 +198,8 @@ Status ConstantOfShape(NodeContext& n) {
       return n.Error("attribute 'value' must hold exactly one element");
     }
     dtype = data->dtype;
-    if (dtype == DataType::F32()) {
-      float f;
-      std::memcpy(&f, data->bytes.data(), 4);
-      value = f;
-    } else if (dtype.is_float()) {
-      std::memcpy(&value, data->bytes.data(), 8);
-    } else {
-      value = static_cast<double>(ConstantInts(*data)[0]);
-    }
+    value = ConstantElement(*data, 0);
+    if (!dtype.is_float()) int_value = ConstantInts(*data)[0];
   }
   // A small integer fill of a known shape is an import-time constant, so shape
   // idioms built on it (Mul(ConstantOfShape(Shape(s)), -1) in the TorchScript
@@ -229,8 +214,7 @@ Status ConstantOfShape(NodeContext& n) {
   }
   if (dtype == DataType::I64() && dims.size() == shape->size() && dims.size() <= 1 && count <= 64) {
     OnnxValue v;
-    v.constant =
-        MakeInt64Tensor(std::vector<int64_t>(static_cast<size_t>(count), static_cast<int64_t>(value)), dims.empty());
+    v.constant = MakeInt64Tensor(std::vector<int64_t>(static_cast<size_t>(count), int_value), dims.empty());
     n.outputs = {v};
     return Status::Ok();
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -196,6 +197,25 @@ func @main(x: Tensor[(2, 3), f32]) -> Object {
     EXPECT_EQ(ins.words[3], ins.words[4]);
     EXPECT_EQ(vm::DecodeOperandKind(ins.words[3]), OperandKind::kConstant);
   }
+}
+
+TEST(VMCodegenTest, EmptyTensorConstantsAreDeduplicatedByShape) {
+  // An ONNX model with a zero-sized initializer reached the constant table with
+  // no bytes at all (a fuzzed Trilu's k): hashing them must not touch memory.
+  ExecutableSpec exe = Compile(R"(
+func @main(x: Tensor[(2, 3), f32]) -> Object {
+  b = call_packed("lib.g", const(Tensor[(0,), f32], []), const(Tensor[(0,), f32], []), const(Tensor[(0, 2), f32], []))
+  return b
+}
+)");
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& c : exe.constants) {
+    if (const auto* t = std::get_if<serialization::TensorConstantSpec>(&c)) {
+      EXPECT_TRUE(t->bytes().empty());
+      shapes.push_back(t->shape);
+    }
+  }
+  EXPECT_EQ(shapes, (std::vector<std::vector<int64_t>>{{0}, {0, 2}}));
 }
 
 TEST(VMCodegenTest, SmallIntegersAreImmediatesLargeOnesConstants) {
