@@ -336,6 +336,34 @@ TEST(OnnxImport, AnF16FillValueKeepsItsValue) {
   EXPECT_NE(text.find("full(shape(n, 4), dtype=f16, fill_value=1.5)"), std::string::npos) << text;
 }
 
+TEST(OnnxImport, ShapeArithmeticBroadcastsAnEmptyVectorAsNumpyDoes) {
+  // Add(e, one) of integer constants e (0,) and one (1,) is evaluated at import
+  // time like a shape computation; numpy broadcasts it to (0,). The importer
+  // once indexed past the empty operand.
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Add", 17)));
+  onnx::GraphProto* g = model.mutable_graph();
+  auto* e = g->add_initializer();
+  e->set_name("e");
+  e->set_data_type(onnx::TensorProto::INT64);
+  e->add_dims(0);
+  auto* one = g->add_initializer();
+  one->set_name("one");
+  one->set_data_type(onnx::TensorProto::INT64);
+  one->add_dims(1);
+  one->add_int64_data(1);
+  g->mutable_node(0)->set_input(0, "e");
+  g->mutable_node(0)->add_input("one");
+  for (const auto& [lhs, rhs] : {std::pair{"e", "one"}, std::pair{"one", "e"}}) {
+    g->mutable_node(0)->set_input(0, lhs);
+    g->mutable_node(0)->set_input(1, rhs);
+    auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+    ASSERT_TRUE(imported.ok()) << imported.status().message();
+    const std::string text = ir::PrintModule(*imported);
+    EXPECT_NE(text.find("-> Tensor[(0,), i64]"), std::string::npos) << text;
+  }
+}
+
 TEST(OnnxImport, ASliceBoundComputedFromTensorDataIsRefusedByName) {
   // ends is a graph input (data, not a shape): no program could have a shape
   // for the result at compile time, so the node is refused and says why.

@@ -61,6 +61,16 @@ Status Emit(NodeContext& n, const std::string& op, std::vector<Expr> args, ir::A
   return Status::Ok();
 }
 
+std::optional<size_t> BroadcastLength(std::initializer_list<size_t> sizes) {
+  size_t length = 1;
+  for (size_t size : sizes) {
+    if (size == 1) continue;
+    if (length != 1 && length != size) return std::nullopt;
+    length = size;
+  }
+  return length;
+}
+
 // A binary elementwise op; on integer shape values known at import time it is
 // evaluated symbolically (numpy broadcasting of scalars and equal lengths).
 Converter Binary(const std::string& op, SymbolicFn symbolic) {
@@ -73,12 +83,11 @@ Converter Binary(const std::string& op, SymbolicFn symbolic) {
       // at import time.
       const bool any_symbolic = (n.input(0) && n.input(0)->symbolic) || (n.input(1) && n.input(1)->symbolic);
       const bool both_int_constants = a && b && n.input(0)->constant && n.input(1)->constant;
-      if (a && b && (any_symbolic || both_int_constants) &&
-          (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+      const std::optional<size_t> len = a && b ? BroadcastLength({a->size(), b->size()}) : std::nullopt;
+      if (len && (any_symbolic || both_int_constants)) {
         std::vector<PrimExpr> out;
-        const size_t len = std::max(a->size(), b->size());
-        for (size_t i = 0; i < len; ++i) {
-          out.push_back(symbolic((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+        for (size_t i = 0; i < *len; ++i) {
+          out.push_back(symbolic((*a)[BroadcastIndex(a->size(), i)], (*b)[BroadcastIndex(b->size(), i)]));
         }
         n.outputs = {Symbolic(std::move(out), sa && sb)};
         return Status::Ok();

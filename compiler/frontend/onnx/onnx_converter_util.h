@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,12 @@ void AddIndexingConverters(ConverterTable& table);
 // an integer constant of rank <= 1. nullopt otherwise. `scalar` (if given) is
 // set when the value is rank 0.
 std::optional<std::vector<PrimExpr>> SymbolicInts(const OnnxValue* v, bool* scalar = nullptr);
+// The length numpy broadcasting gives vectors of these lengths (each equal to
+// it or 1; an empty vector broadcasts with 1 to empty), or nullopt when they
+// do not broadcast. The index of element i of a vector of length `size` in
+// the result is BroadcastIndex(size, i).
+std::optional<size_t> BroadcastLength(std::initializer_list<size_t> sizes);
+inline size_t BroadcastIndex(size_t size, size_t i) { return size == 1 ? 0 : i; }
 // An import-time shape value with simplified elements.
 OnnxValue Symbolic(std::vector<PrimExpr> elements, bool scalar);
 OnnxValue FromExpr(Expr e);

@@ -87,11 +87,12 @@ Status Equal(NodeContext& n) {
   bool sa = false, sb = false;
   auto a = SymbolicInts(n.input(0), &sa), b = SymbolicInts(n.input(1), &sb);
   const bool any_symbolic = (n.input(0) && n.input(0)->symbolic) || (n.input(1) && n.input(1)->symbolic);
-  if (a && b && any_symbolic && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
-    const size_t len = std::max(a->size(), b->size());
+  const std::optional<size_t> broadcast = a && b ? BroadcastLength({a->size(), b->size()}) : std::nullopt;
+  if (broadcast && any_symbolic) {
+    const size_t len = *broadcast;
     std::vector<uint8_t> decided;
     for (size_t i = 0; i < len; ++i) {
-      std::optional<bool> eq = DecideEqual((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+      std::optional<bool> eq = DecideEqual((*a)[BroadcastIndex(a->size(), i)], (*b)[BroadcastIndex(b->size(), i)]);
       if (!eq) break;
       decided.push_back(*eq ? 1 : 0);
     }
@@ -121,14 +122,12 @@ std::optional<OnnxValue> SymbolicWhere(NodeContext& n) {
   const bool any_symbolic = (n.input(1) && n.input(1)->symbolic) || (n.input(2) && n.input(2)->symbolic);
   if (!x || !y || !any_symbolic) return std::nullopt;
   const std::vector<uint8_t>& c = cond->constant->bytes;
-  const size_t len = std::max({c.size(), x->size(), y->size()});
-  for (size_t size : {c.size(), x->size(), y->size()}) {
-    if (size != len && size != 1) return std::nullopt;
-  }
+  const std::optional<size_t> len = BroadcastLength({c.size(), x->size(), y->size()});
+  if (!len) return std::nullopt;
   std::vector<PrimExpr> out;
-  for (size_t i = 0; i < len; ++i) {
-    const bool pick_x = c[c.size() == 1 ? 0 : i] != 0;
-    out.push_back(pick_x ? (*x)[x->size() == 1 ? 0 : i] : (*y)[y->size() == 1 ? 0 : i]);
+  for (size_t i = 0; i < *len; ++i) {
+    const bool pick_x = c[BroadcastIndex(c.size(), i)] != 0;
+    out.push_back(pick_x ? (*x)[BroadcastIndex(x->size(), i)] : (*y)[BroadcastIndex(y->size(), i)]);
   }
   return Symbolic(std::move(out), cond->constant->shape.empty() && sx && sy);
 }
