@@ -2,7 +2,7 @@
 // with free neighbours coalesced, so that a long-running service that allocates
 // and frees tensors of changing sizes does not fragment the device.
 //
-// It manages offsets only; the bytes live in the device (sim_npu.cc). Not
+// It manages offsets only; the bytes live in the device (device.h). Not
 // thread-safe: the device serializes calls under its lock.
 #pragma once
 

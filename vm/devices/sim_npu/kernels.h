@@ -1,6 +1,6 @@
 // The simulated NPU's kernels: their signatures, argument checks, cost and the
 // f32 computation. Knows nothing of queues or memory management: the device
-// (sim_npu.cc) checks a call here, pins the buffers, and runs it.
+// (device_kernels.cc) checks a call here, pins the buffers, and runs it.
 #pragma once
 
 #include <array>
