@@ -364,6 +364,32 @@ TEST(OnnxImport, ShapeArithmeticBroadcastsAnEmptyVectorAsNumpyDoes) {
   }
 }
 
+TEST(OnnxImport, ConvolutionsOfConstantInputsImport) {
+  // Conv and ConvTranspose read the rank of their data input from struct info
+  // that, for a constant, is built on the fly; the converter once kept a
+  // pointer into it past its lifetime (ASan: heap-use-after-free).
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    onnx::ModelProto model;
+    ASSERT_TRUE(model.ParseFromString(OneNodeModel(op, 17)));
+    onnx::GraphProto* g = model.mutable_graph();
+    for (const char* name : {"c", "w"}) {
+      auto* t = g->add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      for (int d : {1, 1, 3, 3}) t->add_dims(d);
+      for (int i = 0; i < 9; ++i) t->add_float_data(static_cast<float>(i));
+    }
+    g->mutable_node(0)->set_input(0, "c");
+    g->mutable_node(0)->add_input("w");
+    auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+    ASSERT_TRUE(imported.ok()) << op << ": " << imported.status().message();
+    const std::string shape = std::string(op) == "Conv" ? "(1, 1, 1, 1)" : "(1, 1, 5, 5)";
+    EXPECT_NE(ir::PrintModule(*imported).find("-> Tensor[" + shape + ", f32]"), std::string::npos)
+        << op << ":\n"
+        << ir::PrintModule(*imported);
+  }
+}
+
 TEST(OnnxImport, ASliceBoundComputedFromTensorDataIsRefusedByName) {
   // ends is a graph input (data, not a shape): no program could have a shape
   // for the result at compile time, so the node is refused and says why.

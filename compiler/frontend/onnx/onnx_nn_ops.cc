@@ -188,7 +188,9 @@ Status Conv(NodeContext& n) {
   STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
-  const auto* in = n.input(0)->sinfo().as<TensorStructInfoNode>();
+  // sinfo() may build the struct info (for a constant input): keep it alive.
+  const StructInfo in_sinfo = n.input(0)->sinfo();
+  const auto* in = in_sinfo.as<TensorStructInfoNode>();
   const int ndim = in ? in->ndim : -1;
   if (ndim != 3 && ndim != 4) {
     return n.Error("only 1-D and 2-D convolutions (NCL or NCHW input) are supported, got rank " + std::to_string(ndim));
@@ -235,7 +237,9 @@ Status ConvTranspose(NodeContext& n) {
   }
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
-  const auto* in = n.input(0)->sinfo().as<TensorStructInfoNode>();
+  // sinfo() may build the struct info (for a constant input): keep it alive.
+  const StructInfo in_sinfo = n.input(0)->sinfo();
+  const auto* in = in_sinfo.as<TensorStructInfoNode>();
   const int ndim = in ? in->ndim : -1;
   if (ndim != 3 && ndim != 4) {
     return n.Error("only 1-D and 2-D transposed convolutions are supported, got rank " + std::to_string(ndim));
