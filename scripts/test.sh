@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install_deps.sh
+# The Python packages too, before anything runs: check_install.sh reads the
+# installed runtime's output with numpy, and the Python package's and the
+# server's tests need the rest.
+bash scripts/install_python_deps.sh
 jobs=$(nproc)
 # ccache keeps compiled objects between runs and clones (every CMake build here,
 # the Python package's included, takes the launcher from the environment); paths
@@ -34,7 +38,6 @@ STRATA_FUZZ_SEED=1 bash scripts/fuzz.sh 60
 # The Python package: built and installed by pip as a user would (its own CMake
 # build in build/python-<tag>, kept between runs), then its tests. A wheel and a
 # virtual environment reuse that build.
-bash scripts/install_python_deps.sh
 python3 -m pip install --quiet --no-build-isolation .
 (cd python/tests && python3 -m pytest -q -p no:cacheprovider .)
 bash scripts/check_python_packaging.sh
