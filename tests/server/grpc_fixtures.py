@@ -1,0 +1,39 @@
+"""strata-server with its gRPC endpoint on a free port, for test_grpc.py (conftest.py's Server, plus the port).
+
+The server prints one line when it serves, "strata-server: listening on ADDR:HTTP_PORT, gRPC on ADDR:GRPC_PORT";
+conftest's Server waits for it and takes the HTTP port, GrpcServer takes the gRPC one.
+"""
+import inspect
+import re
+
+import pytest
+
+from conftest import Server
+
+
+class GrpcServer(Server):
+    def __init__(self, repository, *args, preexec_fn=None):
+        # conftest may already ask every server for a free gRPC port; a flag given twice is an error.
+        extra = () if "--grpc-port" in inspect.getsource(Server) or "--grpc-port" in args else ("--grpc-port", "0")
+        super().__init__(repository, *extra, *args, preexec_fn=preexec_fn)
+        match = re.search(r"gRPC on [^:\s]+:(\d+)", self.log_text())
+        if not match:
+            self.stop()
+            raise RuntimeError("strata-server did not say its gRPC port: " + self.log_text())
+        self.grpc_port = int(match.group(1))
+        self.grpc_url = f"localhost:{self.grpc_port}"
+
+
+@pytest.fixture(scope="module")
+def grpc_server(repository):
+    s = GrpcServer(repository)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def fresh_grpc_server(repository):
+    """A server of its own, for tests that stop it."""
+    s = GrpcServer(repository)
+    yield s
+    s.stop()
