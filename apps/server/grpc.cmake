@@ -40,4 +40,4 @@ target_link_libraries(strata_server_grpc_proto PUBLIC strata_support gRPC::grpc+
 # includes: the server's own headers and the runtime's, nothing of the compiler.
 add_library(strata_server_grpc STATIC ${CMAKE_CURRENT_SOURCE_DIR}/grpc_server.cc
                                       ${CMAKE_CURRENT_SOURCE_DIR}/grpc_codec.cc)
-target_link_libraries(strata_server_grpc PUBLIC strata_server strata_server_grpc_proto)
+target_link_libraries(strata_server_grpc PUBLIC strata_server strata_server_grpc_proto PRIVATE absl::synchronization)

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include <absl/synchronization/mutex.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/message_allocator.h>
@@ -24,6 +25,10 @@ using inference::ModelInferRequest;
 using inference::ModelInferResponse;
 using Clock = std::chrono::steady_clock;
 
+// While Start binds: the OS errors gRPC logs (it returns none), for Start's error.
+std::mutex bind_errors_mutex;
+std::string* bind_errors = nullptr;
+
 // gRPC's own log lines (a port it cannot bind, a transport error) in the
 // server's log format, so that --log-format json stays one object a line.
 void LogFromGrpc(gpr_log_func_args* args) {
@@ -31,6 +36,16 @@ void LogFromGrpc(gpr_log_func_args* args) {
                          : args->severity == GPR_LOG_SEVERITY_INFO ? LogLevel::kInfo
                                                                    : LogLevel::kWarning;
   Log(level, "grpc", {{"message", args->message}, {"source", args->file}, {"line", args->line}});
+  std::lock_guard<std::mutex> lock(bind_errors_mutex);
+  if (bind_errors == nullptr) return;
+  // ... os_error:"Address already in use" ...
+  const std::string_view message(args->message);
+  constexpr std::string_view kKey = "os_error:\"";
+  const size_t at = message.find(kKey);
+  if (at == std::string_view::npos) return;
+  const size_t start = at + kKey.size();
+  const std::string error(message.substr(start, message.find('"', start) - start));
+  if (bind_errors->find(error) == std::string::npos) *bind_errors += (bind_errors->empty() ? "" : "; ") + error;
 }
 
 // "host:port" as gRPC parses it: an IPv6 address in brackets.
@@ -245,8 +260,15 @@ class GrpcServer::Impl final : public inference::GRPCInferenceService::CallbackS
       return Status(ErrorStatus() << "gRPC on " << target << ": max_message_bytes must be 1 to " << INT_MAX << ", got "
                                   << options_.max_message_bytes);
     }
-    static std::once_flag log_once;
-    std::call_once(log_once, [] { gpr_set_log_function(LogFromGrpc); });
+    static std::once_flag once;
+    std::call_once(once, [] {
+      gpr_set_log_function(LogFromGrpc);
+      // Debian's Abseil is built with its mutexes' deadlock detection on: a
+      // graph of lock orders updated on every lock gRPC takes (its cost, and
+      // races ThreadSanitizer sees in the uninstrumented library). gRPC's
+      // own builds turn it off.
+      absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    });
     auto ms = [](std::chrono::milliseconds d) { return static_cast<int>(std::min<int64_t>(d.count(), INT_MAX)); };
     grpc::ServerBuilder builder;
     builder.AddListeningPort(target, grpc::InsecureServerCredentials(), &bound_port_);
@@ -263,11 +285,21 @@ class GrpcServer::Impl final : public inference::GRPCInferenceService::CallbackS
     // Ping connections with no call as well: a peer gone silent is found and
     // closed even between its calls.
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    std::string errors;
+    {
+      std::lock_guard<std::mutex> lock(bind_errors_mutex);
+      bind_errors = &errors;
+    }
     server_ = builder.BuildAndStart();
+    {
+      std::lock_guard<std::mutex> lock(bind_errors_mutex);
+      bind_errors = nullptr;
+    }
     if (!server_ || bound_port_ == 0) {
       server_.reset();
-      return Status(ErrorStatus() << "cannot listen for gRPC on " << target
-                                  << " (the port is in use, or the address is not one of this host's)");
+      return Status(
+          ErrorStatus() << "cannot listen for gRPC on " << target << ": "
+                        << (errors.empty() ? "gRPC could not bind it (its log line above says why)" : errors));
     }
     control_ = std::make_unique<ControlThread>();
     return Status::Ok();
