@@ -1,9 +1,9 @@
 """strata-server with its gRPC endpoint on a free port, for test_grpc.py (conftest.py's Server, plus the port).
 
 The server prints one line when it serves, "strata-server: listening on ADDR:HTTP_PORT, gRPC on ADDR:GRPC_PORT";
-conftest's Server waits for it and takes the HTTP port, GrpcServer takes the gRPC one.
+conftest's Server waits for it and takes the HTTP port, GrpcServer takes the gRPC one. conftest's Server turns gRPC
+off (--grpc-port -1) unless its arguments name --grpc-port, as these do.
 """
-import inspect
 import re
 
 import pytest
@@ -13,9 +13,7 @@ from conftest import Server
 
 class GrpcServer(Server):
     def __init__(self, repository, *args, preexec_fn=None):
-        # conftest may already ask every server for a free gRPC port; a flag given twice is an error.
-        extra = () if "--grpc-port" in inspect.getsource(Server) or "--grpc-port" in args else ("--grpc-port", "0")
-        super().__init__(repository, *extra, *args, preexec_fn=preexec_fn)
+        super().__init__(repository, "--grpc-port", "0", *args, preexec_fn=preexec_fn)
         match = re.search(r"gRPC on [^:\s]+:(\d+)", self.log_text())
         if not match:
             self.stop()

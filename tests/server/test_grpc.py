@@ -20,7 +20,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, json_format
 from tritonclient.grpc import model_config_pb2, service_pb2, service_pb2_grpc
 from tritonclient.utils import InferenceServerException
 
-from conftest import REPO
+from conftest import REPO, SERVER
 from grpc_fixtures import GrpcServer, fresh_grpc_server, grpc_server  # noqa: F401 (fixtures)
 from test_server import metric, mlp_reference
 
@@ -437,6 +437,20 @@ def test_a_stalled_stream_harms_no_one(grpc_server):
         stalled.close()
         garbage.close()
     assert grpcclient.InferenceServerClient(grpc_server.grpc_url).is_server_live()
+
+
+def test_a_grpc_port_in_use_fails_the_start_and_says_so(repository):
+    holder = socket.socket()
+    holder.bind(("0.0.0.0", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        run = subprocess.run([str(SERVER), "--model-repository", str(repository), "--http-port", "0", "--grpc-port",
+                              str(port)], capture_output=True, text=True, timeout=120)
+    finally:
+        holder.close()
+    assert run.returncode == 1
+    assert f"cannot listen for gRPC on 0.0.0.0:{port}: Address already in use" in run.stderr, run.stderr
 
 
 # ---- shutdown ------------------------------------------------------------------------------------------
