@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <absl/synchronization/mutex.h>
+#include <grpc/grpc.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/message_allocator.h>
@@ -32,9 +33,10 @@ std::string* bind_errors = nullptr;
 // gRPC's own log lines (a port it cannot bind, a transport error) in the
 // server's log format, so that --log-format json stays one object a line.
 void LogFromGrpc(gpr_log_func_args* args) {
+  // DEBUG lines come only with GRPC_VERBOSITY=DEBUG, which asks for them.
   const LogLevel level = args->severity == GPR_LOG_SEVERITY_ERROR  ? LogLevel::kError
                          : args->severity == GPR_LOG_SEVERITY_INFO ? LogLevel::kInfo
-                                                                   : LogLevel::kWarning;
+                                                                   : LogLevel::kVerbose;
   Log(level, "grpc", {{"message", args->message}, {"source", args->file}, {"line", args->line}});
   std::lock_guard<std::mutex> lock(bind_errors_mutex);
   if (bind_errors == nullptr) return;
@@ -322,6 +324,10 @@ class GrpcServer::Impl final : public inference::GRPCInferenceService::CallbackS
       // then cancels the rest (InferReactor::OnCancel answers at once).
       server_->Shutdown(std::chrono::system_clock::now() + deadline);
       drained = Clock::now() < until;
+      // Connections without calls were only told to go away (GOAWAY); one its
+      // client keeps open would stay, and gRPC's library shutdown at exit waits
+      // (up to 10 s) for every connection to be gone. Close them now.
+      grpc_server_cancel_all_calls(server_->c_server());
       if (!drained) {
         Log(LogLevel::kWarning, "grpc_exit_timeout", {{"deadline_ms", static_cast<int64_t>(deadline.count())}});
       }

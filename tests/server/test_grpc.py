@@ -280,6 +280,17 @@ def test_rpcs_it_does_not_serve_are_unimplemented(grpc_server):
     g, _ = clients(grpc_server)
     assert grpc_error(g.get_system_shared_memory_status)[0] == "UNIMPLEMENTED"
     assert grpc_error(g.get_trace_settings)[0] == "UNIMPLEMENTED"
+    errors = []
+    g.start_stream(callback=lambda result, error: errors.append(error))
+    try:
+        g.async_stream_infer("mlp", [mlp_input(np.ones((1, 64), np.float32))])
+    except InferenceServerException:
+        pass  # the stream was refused before the request went: the callback has the reason
+    deadline = time.time() + 30
+    while not errors and time.time() < deadline:
+        time.sleep(0.05)
+    g.stop_stream()
+    assert errors and "UNIMPLEMENTED" in str(errors[0].status())
     assert g.is_server_live()
 
 
@@ -324,6 +335,13 @@ def test_message_over_the_limit_is_resource_exhausted_and_the_server_goes_on(rep
                                    rtol=1e-4, atol=1e-5)
     finally:
         server.stop()
+
+
+def test_a_message_past_grpcs_default_4_mib_is_served(grpc_server):
+    """The default limit is --max-body-bytes (64 MiB), not gRPC's own 4 MiB; answers are not limited."""
+    g, _ = clients(grpc_server)
+    x = np.random.default_rng(3).standard_normal(3 << 20, dtype=np.float32)  # 12 MiB
+    np.testing.assert_array_equal(g.infer("echo", [mlp_input(x)]).as_numpy("output0"), np.maximum(x, 0))
 
 
 def test_metrics_and_statistics_count_grpc_requests_as_http_does(fresh_grpc_server):
@@ -463,15 +481,21 @@ def test_sigterm_answers_every_grpc_request_in_flight(fresh_grpc_server):
         g = grpcclient.InferenceServerClient(fresh_grpc_server.grpc_url)
         results.append(g.infer("slow", [vector_input(800)]).as_numpy("output0").shape)
 
+    idle = grpcclient.InferenceServerClient(fresh_grpc_server.grpc_url)  # a channel left open, with no call
+    assert idle.is_server_live()
     threads = [threading.Thread(target=call) for _ in range(2)]  # one running, one queued
     for t in threads:
         t.start()
     time.sleep(0.3)
+    start = time.time()
     code = fresh_grpc_server.stop(signal.SIGTERM)
+    stopped_in = time.time() - start
     for t in threads:
         t.join()
     assert code == 0, fresh_grpc_server.log_text()
     assert results == [(800,), (800,)]
+    # The idle channel does not hold the exit (gRPC's library shutdown would wait 10 s for its connection).
+    assert stopped_in < 8, stopped_in
 
 
 def test_exit_timeout_cancels_what_is_still_running(repository):
