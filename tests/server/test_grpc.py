@@ -321,6 +321,42 @@ def test_load_and_unload_in_explicit_mode(repository):
         server.stop()
 
 
+def test_unload_and_load_while_grpc_requests_run(repository):
+    """Calls routed to a version that is unloaded meanwhile are answered; the last of them releases it."""
+    server = GrpcServer(repository, "--model-control-mode", "explicit", "--load-model", "*")
+    try:
+        x = np.ones((4, 64), np.float32)
+        expected = mlp_reference(x)
+        stop, failures, answered = threading.Event(), [], []
+
+        def traffic():
+            g = grpcclient.InferenceServerClient(server.grpc_url)
+            while not stop.is_set():
+                try:
+                    out = g.infer("mlp", [mlp_input(x)]).as_numpy("output0")
+                    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+                    answered.append(1)
+                except InferenceServerException as e:
+                    if e.status() != "StatusCode.NOT_FOUND":  # only while the model is unloaded
+                        failures.append((e.status(), e.message()))
+
+        threads = [threading.Thread(target=traffic) for _ in range(3)]
+        for t in threads:
+            t.start()
+        g = grpcclient.InferenceServerClient(server.grpc_url)
+        for _ in range(5):
+            g.unload_model("mlp")
+            assert not g.is_model_ready("mlp")
+            g.load_model("mlp")
+            assert g.is_model_ready("mlp")
+        stop.set()
+        for t in threads:
+            t.join()
+        assert not failures and answered
+    finally:
+        assert server.stop() == 0, server.log_text()
+
+
 # ---- limits, metrics, statistics ----------------------------------------------------------------------
 
 
