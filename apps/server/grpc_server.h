@@ -15,7 +15,7 @@
 // keepalive_timeout closes (so a stalled peer cannot hold a stream forever).
 //
 // Errors: ServiceError's HTTP status maps to a gRPC code (GrpcCodeOf in
-// grpc_status.h): 400 INVALID_ARGUMENT, 403 FAILED_PRECONDITION, 404
+// grpc_codec.h): 400 INVALID_ARGUMENT, 403 FAILED_PRECONDITION, 404
 // NOT_FOUND, 413 RESOURCE_EXHAUSTED, 503 UNAVAILABLE, others INTERNAL.
 #pragma once
 
