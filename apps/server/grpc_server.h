@@ -12,7 +12,8 @@
 // RESOURCE_EXHAUSTED; at most max_concurrent_streams calls per connection; a
 // connection without calls closes after max_connection_idle; keepalive pings
 // every keepalive_time, and a connection whose peer does not answer one within
-// keepalive_timeout closes (so a stalled peer cannot hold a stream forever).
+// keepalive_timeout closes (a vanished peer does not hold its streams; one that
+// answers pings but stalls mid-message holds its stream until it goes on).
 //
 // Errors: ServiceError's HTTP status maps to a gRPC code (GrpcCodeOf in
 // grpc_codec.h): 400 INVALID_ARGUMENT, 403 FAILED_PRECONDITION, 404
