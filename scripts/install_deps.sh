@@ -17,7 +17,9 @@ packages=(
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev  # llvm-config --system-libs
   clang-format-16 clang-tidy-16    # scripts/format.sh (checked by the tests), scripts/tidy.sh
   clang-16 libclang-rt-16-dev      # the sanitizer build and libFuzzer (scripts/configure_sanitizer_build.sh)
-  rapidjson-dev                    # tests: reading the profiler's trace JSON
+  rapidjson-dev                    # strata-server's JSON; tests: reading the profiler's trace JSON
+  libboost-dev                     # strata-server: Asio and Beast (HTTP/1.1)
+  libgrpc++-dev protobuf-compiler-grpc  # strata-server's KServe v2 gRPC endpoint
 )
 
 missing=()

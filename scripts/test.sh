@@ -55,9 +55,14 @@ bash scripts/check_python_packaging.sh
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=thread \
   -DSTRATA_BUILD_COMPILER=OFF -DSTRATA_BUILD_BENCHMARKS=OFF >/dev/null
 tsan_tests=(strata_concurrency_test strata_vm_test strata_device_test strata_soak_test strata_fault_injection_test
-            strata_server_test)
+            strata_server_test strata_server_grpc_test)
 cmake --build build-tsan -j "$jobs" --target strata-server strata_sim_npu "${tsan_tests[@]}"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
 for test in "${tsan_tests[@]}"; do build-tsan/tests/$test --gtest_brief=1; done
-(cd tests/server && STRATA_SERVER="$PWD/../../build-tsan/bin/strata-server" python3 -m pytest -q -p no:cacheprovider .)
+# test_grpc.py is left out here: Debian's gRPC, protobuf and Abseil are not
+# instrumented, and ThreadSanitizer reports their internal synchronization as
+# races (hundreds, none in Strata's code); the gRPC endpoint's own logic runs
+# under TSan in strata_server_grpc_test, and end to end in the Release run above.
+(cd tests/server && STRATA_SERVER="$PWD/../../build-tsan/bin/strata-server" \
+  python3 -m pytest -q -p no:cacheprovider --ignore=test_grpc.py .)
 unset TSAN_OPTIONS

@@ -1,8 +1,12 @@
-// HttpServer; see http_server.h.
+// HttpServer: connections, framing, limits and timeouts; see http_server.h.
+// The endpoints are http_routes.cc's.
 #include "apps/server/http_server.h"
 
+#include <cerrno>
 #include <csignal>
-#include <cstdio>
+#include <limits>
+#include <list>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -13,11 +17,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
-#include "apps/server/inference_protocol.h"
-#include "apps/server/metrics.h"
+#include "apps/server/http_routes.h"
+#include "apps/server/log.h"
 
 namespace strata::server {
 
@@ -25,55 +27,55 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-using Request = http::request<http::string_body>;
-using Response = http::response<http::string_body>;
 
 namespace {
 
-constexpr const char* kServerName = "strata-server";
-constexpr const char* kServerVersion = "0.1.0";
-
-Response JsonResponse(http::status status, std::string body, const Request& req) {
-  Response res(status, req.version());
-  res.set(http::field::server, kServerName);
-  res.set(http::field::content_type, "application/json");
-  res.keep_alive(req.keep_alive());
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
-
-Response ErrorResponse(http::status status, const std::string& message, const Request& req) {
-  return JsonResponse(status, ErrorJson(message), req);
-}
-
-// "/v2/models/m/versions/2/infer" -> {"v2", "models", "m", "versions", "2", "infer"}.
-std::vector<std::string> PathSegments(std::string_view target) {
-  target = target.substr(0, target.find('?'));
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < target.size()) {
-    size_t end = target.find('/', start);
-    if (end == std::string_view::npos) end = target.size();
-    if (end > start) out.emplace_back(target.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-// What a job's completion hands back to the connection.
-struct Outcome {
-  bool accepted = false;
-  StatusOr<vm::Value> result = vm::Value();  // set by the job
-  JobTimes times;
+// One client connection. `evictable` connections (waiting for a request, or
+// reading its headers) are on the server's eviction list, oldest first.
+struct Connection {
+  explicit Connection(tcp::socket socket) : stream(std::move(socket)) {}
+  beast::tcp_stream stream;
+  bool listed = false;  // guarded by Impl::connections_mutex_
+  std::list<std::shared_ptr<Connection>>::iterator position;
 };
+
+// Errors that mean the process or the system ran out of something, not that
+// one connection failed: accepting again at once would spin.
+bool IsResourceError(const boost::system::error_code& ec) {
+  const int value = ec.value();
+  return ec.category() == boost::system::system_category() &&
+         (value == EMFILE || value == ENFILE || value == ENOBUFS || value == ENOMEM);
+}
+
+// The status a framing error gets, or 0 when the connection just closes (the
+// client went away, or a timeout already closed the socket).
+int FramingStatus(const boost::system::error_code& ec) {
+  if (ec == http::error::body_limit) return 413;
+  if (ec == http::error::header_limit) return 431;
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == beast::error::timeout ||
+      ec == asio::error::operation_aborted || ec == asio::error::eof || ec == asio::error::connection_reset) {
+    return 0;
+  }
+  return ec.category() == boost::system::error_code(http::error::end_of_stream).category() ? 400 : 0;
+}
 
 }  // namespace
 
 class HttpServer::Impl {
  public:
-  Impl(ModelRepository* repository, HttpOptions options)
-      : repository_(repository), options_(std::move(options)), acceptor_(ioc_), signals_(ioc_, SIGINT, SIGTERM) {}
+  Impl(InferenceService* service, HttpOptions options)
+      : service_(service),
+        options_(std::move(options)),
+        codec_pool_(static_cast<size_t>(options_.codec_threads)),
+        routes_(service, &codec_pool_),
+        acceptor_(ioc_),
+        signals_(ioc_, SIGINT, SIGTERM),
+        exit_timer_(ioc_) {}
+
+  ~Impl() {
+    codec_pool_.stop();
+    codec_pool_.join();
+  }
 
   Status Listen() {
     boost::system::error_code ec;
@@ -93,14 +95,14 @@ class HttpServer::Impl {
 
   uint16_t bound_port() const { return acceptor_.local_endpoint().port(); }
 
-  void Run() {
+  bool Run() {
     // SIGTERM / SIGINT start the graceful shutdown. asio's signal_set takes the
-    // signal on whichever thread the kernel picks (library threads that exist
-    // before main, OpenBLAS's, included) and hands it to the io_context.
+    // signal on whichever thread the kernel picks and hands it to the io_context.
     signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
       if (ec) return;  // cancelled by a Shutdown() called directly
-      std::fprintf(stderr, "strata-server: %s: finishing the requests in flight\n",
-                   signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      Log(LogLevel::kInfo, "shutdown",
+          {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
+           {"exit_timeout_s", static_cast<int64_t>(options_.exit_timeout.count() / 1000)}});
       Shutdown();
     });
     asio::co_spawn(ioc_, Accept(), asio::detached);
@@ -108,33 +110,142 @@ class HttpServer::Impl {
     for (int i = 1; i < options_.io_threads; ++i) threads.emplace_back([this] { ioc_.run(); });
     ioc_.run();
     for (std::thread& t : threads) t.join();
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    return !forced_;
   }
 
   void Shutdown() {
     asio::post(ioc_, [this] {
-      std::lock_guard<std::mutex> lock(flight_mutex_);
-      if (stopping_) return;
-      stopping_ = true;
+      {
+        std::lock_guard<std::mutex> lock(flight_mutex_);
+        if (stopping_) return;
+        stopping_ = true;
+      }
+      service_->SetShuttingDown();
+      if (options_.on_shutdown) options_.on_shutdown();
       boost::system::error_code ec;
       signals_.cancel(ec);
       acceptor_.close(ec);
-      // Idle keep-alive connections hold no request: once the last request in
-      // flight is answered, Run() returns and they close with the process.
+      CloseWaitingConnections();
+      exit_timer_.expires_after(options_.exit_timeout);
+      exit_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec) return;
+        std::lock_guard<std::mutex> lock(flight_mutex_);
+        if (stopped_) return;
+        Log(LogLevel::kWarning, "exit_timeout", {{"requests_unanswered", in_flight_}});
+        forced_ = true;
+        StopLocked();
+      });
+      std::lock_guard<std::mutex> lock(flight_mutex_);
       if (in_flight_ == 0) StopLocked();
     });
   }
 
  private:
   asio::awaitable<void> Accept() {
+    std::chrono::milliseconds backoff{5};
+    auto last_log = std::chrono::steady_clock::time_point();
+    asio::steady_timer timer(ioc_);
     for (;;) {
       boost::system::error_code ec;
-      tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      tcp::socket socket =
+          co_await acceptor_.async_accept(asio::make_strand(ioc_), asio::redirect_error(asio::use_awaitable, ec));
       if (ec) {
         if (stopping_ || ec == asio::error::operation_aborted) co_return;
-        continue;  // a connection that failed before it was accepted
+        if (!IsResourceError(ec)) continue;  // a connection that failed before it was accepted
+        // Out of descriptors: free the longest-waiting connection and wait, rather
+        // than retrying at once (the pending connection stays in the backlog).
+        service_->metrics().RecordConnectionRefused("accept_" +
+                                                    std::string(ec.value() == ENFILE ? "enfile" : "emfile"));
+        if (std::chrono::steady_clock::now() - last_log > std::chrono::seconds(1)) {
+          Log(LogLevel::kWarning, "accept_backoff",
+              {{"error", ec.message()}, {"connections", open_connections()}, {"backoff_ms", backoff.count()}});
+          last_log = std::chrono::steady_clock::now();
+        }
+        EvictOldestWaiting();
+        timer.expires_after(backoff);
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+        continue;
       }
-      asio::co_spawn(ioc_, Session(std::move(socket)), asio::detached);
+      backoff = std::chrono::milliseconds(5);
+      if (open_connections() >= options_.max_connections && !EvictOldestWaiting()) {
+        // Every connection is busy with a request: this one gets an answer, not a hang.
+        service_->metrics().RecordConnectionRefused("max_connections");
+        auto executor = socket.get_executor();
+        asio::co_spawn(executor, Refuse(std::move(socket)), asio::detached);
+        continue;
+      }
+      auto executor = socket.get_executor();
+      asio::co_spawn(executor, Session(std::make_shared<Connection>(std::move(socket))), [](std::exception_ptr e) {
+        if (!e) return;
+        // Nothing in a session should throw; if something does, it ends that connection only, and says so.
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& error) {
+          Log(LogLevel::kError, "connection_failed", {{"error", error.what()}});
+        } catch (...) {
+          Log(LogLevel::kError, "connection_failed", {{"error", "an exception of unknown type"}});
+        }
+      });
     }
+  }
+
+  asio::awaitable<void> Refuse(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    stream.expires_after(std::chrono::seconds(1));
+    HttpRequest head;
+    HttpResponse res = ErrorResponse(503,
+                                     "the server has " + std::to_string(options_.max_connections) +
+                                         " connections, each with a request in progress (--http-max-connections)",
+                                     head);
+    res.keep_alive(false);
+    boost::system::error_code ec;
+    co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  }
+
+  int64_t open_connections() {
+    std::lock_guard<std::mutex> lock(connections_mutex_);
+    return open_;
+  }
+
+  // Puts `c` on (or takes it off) the eviction list.
+  void SetEvictable(const std::shared_ptr<Connection>& c, bool evictable) {
+    std::lock_guard<std::mutex> lock(connections_mutex_);
+    if (evictable == c->listed) return;
+    if (evictable) {
+      c->position = waiting_.insert(waiting_.end(), c);
+    } else {
+      waiting_.erase(c->position);
+    }
+    c->listed = evictable;
+  }
+
+  // Closes the connection that has waited longest without a request in
+  // progress; false when there is none.
+  bool EvictOldestWaiting() {
+    std::shared_ptr<Connection> victim;
+    {
+      std::lock_guard<std::mutex> lock(connections_mutex_);
+      if (waiting_.empty()) return false;
+      victim = waiting_.front();
+      waiting_.pop_front();
+      victim->listed = false;
+    }
+    service_->metrics().RecordConnectionRefused("evicted");
+    asio::post(victim->stream.get_executor(), [victim] { victim->stream.cancel(); });
+    return true;
+  }
+
+  void CloseWaitingConnections() {
+    std::list<std::shared_ptr<Connection>> all;
+    {
+      std::lock_guard<std::mutex> lock(connections_mutex_);
+      all.swap(waiting_);
+      for (auto& c : all) c->listed = false;
+    }
+    for (auto& c : all) asio::post(c->stream.get_executor(), [c] { c->stream.cancel(); });
   }
 
   // A request was read: it counts as in flight until its answer is written.
@@ -154,291 +265,208 @@ class HttpServer::Impl {
     ioc_.stop();
   }
 
-  asio::awaitable<void> Session(tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
+  // Writes an error for a request that could not be read whole and closes.
+  asio::awaitable<void> RefuseRequest(std::shared_ptr<Connection> c, int status, const std::string& message,
+                                      unsigned version) {
+    HttpRequest head;
+    head.version(version == 0 ? 11 : version);
+    HttpResponse res = ErrorResponse(status, message, head);
+    res.keep_alive(false);
+    LogV(1, "request_refused", {{"status", status}, {"reason", message}});
+    c->stream.expires_after(options_.write_timeout);
+    boost::system::error_code ec;
+    co_await http::async_write(c->stream, res, asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  // After an error for a request whose body was not read: closing with unread
+  // bytes makes the kernel send a reset, which can destroy the error before the
+  // client reads it. Read and drop what the client still sends (clients without
+  // 100-continue send a whole body before reading the answer), for at most 5 s
+  // and 128 MB, into one small buffer.
+  asio::awaitable<void> Drain(std::shared_ptr<Connection> c) {
+    c->stream.expires_after(std::chrono::seconds(5));
+    std::vector<char> sink(64 << 10);
+    size_t total = 0;
+    boost::system::error_code ec;
+    while (total < (size_t{128} << 20)) {
+      const size_t n =
+          co_await c->stream.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) break;
+      total += n;
+    }
+  }
+
+  // 414 when the request line alone is past --max-url-bytes, else 431.
+  // Beast consumes the request line once it has parsed it, so what is left
+  // says where the limit was hit: still in the request line ("GET /...") or in
+  // the fields ("Name: value").
+  static int HeaderLimitStatus(const beast::flat_buffer& buffer) {
+    const std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
+    const size_t space = data.find(' ');
+    const bool in_request_line = space != std::string_view::npos && space > 0 && data[space - 1] != ':';
+    return in_request_line ? 414 : 431;
+  }
+
+  asio::awaitable<void> Session(std::shared_ptr<Connection> c) {
+    bool refused = false;  // an error was written for a request not read whole
+    {
+      std::lock_guard<std::mutex> lock(connections_mutex_);
+      ++open_;
+    }
     beast::flat_buffer buffer;
     for (;;) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(static_cast<uint64_t>(options_.max_body_bytes));
       boost::system::error_code ec;
       if (stopping_) break;
-      co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec == http::error::body_limit) {
-        Request head;
-        head.version(parser.get().version());
-        Response res = ErrorResponse(http::status::payload_too_large,
-                                     "the request body is larger than the limit of " +
-                                         std::to_string(options_.max_body_bytes) + " bytes (--max-body-bytes)",
-                                     head);
-        res.keep_alive(false);
-        co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+      // Waiting for the next request's first byte: evictable, idle timeout.
+      SetEvictable(c, true);
+      if (buffer.size() == 0) {
+        c->stream.expires_after(options_.idle_timeout);
+        const size_t n =
+            co_await c->stream.async_read_some(buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+          LogV(2, "connection_closed", {{"while", "waiting for a request"}, {"error", ec.message()}});
+          break;
+        }
+        buffer.commit(n);
+      }
+      // The headers: still evictable, within the header timeout.
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+      // The body's limit depends on the headers (JSON or binary): checked once they are read.
+      // (Not boost::none: Beast 1.74 compares the Content-Length with the optional itself,
+      // and every length is greater than none.)
+      parser.body_limit(std::numeric_limits<uint64_t>::max());
+      c->stream.expires_after(options_.header_timeout);
+      co_await http::async_read_header(c->stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      SetEvictable(c, false);
+      if (ec) {
+        LogV(2, "connection_closed", {{"while", "reading headers"}, {"error", ec.message()}});
+        const int status = ec == http::error::header_limit ? HeaderLimitStatus(buffer) : FramingStatus(ec);
+        if (status == 414) {
+          refused = true;
+          co_await RefuseRequest(c, 414,
+                                 "the request line is longer than " + std::to_string(options_.max_url_bytes) +
+                                     " bytes (--http-max-url-bytes)",
+                                 11);
+        } else if (status == 431) {
+          refused = true;
+          co_await RefuseRequest(c, 431,
+                                 "the request headers are larger than " + std::to_string(options_.max_header_bytes) +
+                                     " bytes (--http-max-header-bytes)",
+                                 11);
+        } else if (status != 0) {
+          refused = true;
+          co_await RefuseRequest(c, status, "malformed HTTP request: " + ec.message(), 11);
+        }
         break;
       }
-      if (ec) break;  // the client closed, or sent something that is not HTTP
+      const HttpRequest& head = parser.get();
+      if (static_cast<int64_t>(head.target().size()) > options_.max_url_bytes) {
+        refused = true;
+        co_await RefuseRequest(c, 414,
+                               "the request target is longer than " + std::to_string(options_.max_url_bytes) +
+                                   " bytes (--http-max-url-bytes)",
+                               head.version());
+        break;
+      }
+      if (head.count(http::field::transfer_encoding) > 0 && head.count(http::field::content_length) > 0) {
+        // RFC 9112 6.1: a message with both is a request-smuggling vector.
+        refused = true;
+        co_await RefuseRequest(c, 400, "malformed HTTP request: both Transfer-Encoding and Content-Length are set",
+                               head.version());
+        break;
+      }
+      // The body's limit: a JSON body (or JSON part) has its own, smaller one.
+      const bool json_smaller = options_.max_json_bytes < options_.max_body_bytes;
+      int64_t limit = json_smaller ? options_.max_json_bytes : options_.max_body_bytes;
+      const char* limit_flag = json_smaller ? "--max-json-body-bytes" : "--max-body-bytes";
+      if (auto it = head.find("Inference-Header-Content-Length"); it != head.end()) {
+        const int64_t json_part = std::strtoll(std::string(it->value()).c_str(), nullptr, 10);
+        if (json_part > options_.max_json_bytes) {
+          refused = true;
+          co_await RefuseRequest(c, 413,
+                                 "the request's JSON part (Inference-Header-Content-Length " +
+                                     std::to_string(json_part) + ") is larger than the limit of " +
+                                     std::to_string(options_.max_json_bytes) + " bytes (--max-json-body-bytes)",
+                                 head.version());
+          break;
+        }
+        limit = options_.max_body_bytes;
+        limit_flag = "--max-body-bytes";
+      }
+      const std::string too_large =
+          "the request body is larger than the limit of " + std::to_string(limit) + " bytes (" + limit_flag + ")";
+      const boost::optional<uint64_t> declared = parser.content_length();
+      if (declared && *declared > static_cast<uint64_t>(limit)) {
+        // Refused before any of it is read (and before 100 Continue invites it).
+        refused = true;
+        co_await RefuseRequest(c, 413, too_large, head.version());
+        break;
+      }
+      parser.body_limit(static_cast<uint64_t>(limit));
+      if (beast::iequals(head[http::field::expect], "100-continue")) {
+        http::response<http::empty_body> go_on(http::status::continue_, head.version());
+        c->stream.expires_after(options_.write_timeout);
+        co_await http::async_write(c->stream, go_on, asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) break;
+      }
+      c->stream.expires_after(options_.body_timeout);
+      co_await http::async_read(c->stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) {
+        LogV(2, "connection_closed", {{"while", "reading the body"}, {"error", ec.message()}});
+        if (ec == http::error::body_limit) {
+          refused = true;
+          co_await RefuseRequest(c, 413, too_large, head.version());
+        } else if (const int status = FramingStatus(ec); status != 0) {
+          refused = true;
+          co_await RefuseRequest(c, status, "malformed HTTP request body: " + ec.message(), head.version());
+        }
+        break;
+      }
       if (!BeginRequest()) break;
-      Request req = parser.release();
-      Response res = co_await Handle(req);
+      HttpRequest req = parser.release();
+      c->stream.expires_never();  // the request runs as long as its model's timeout lets it
+      HttpResponse res = co_await routes_.Handle(req);
       if (stopping_) res.keep_alive(false);
-      co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+      c->stream.expires_after(options_.write_timeout);
+      co_await http::async_write(c->stream, res, asio::redirect_error(asio::use_awaitable, ec));
       EndRequest();
+      if (ec) LogV(2, "connection_closed", {{"while", "writing a response"}, {"error", ec.message()}});
       if (ec || !res.keep_alive()) break;
     }
+    SetEvictable(c, false);
     boost::system::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (refused) co_await Drain(c);
+    std::lock_guard<std::mutex> lock(connections_mutex_);
+    --open_;
   }
 
-  // The model version a path names: {model, optional "versions"/N}.
-  struct Route {
-    std::shared_ptr<const Model> model;
-    std::shared_ptr<ModelVersion> version;
-  };
-  std::optional<Response> FindVersion(const std::string& name, const std::string* version_text, const Request& req,
-                                      Route* out) {
-    out->model = repository_->Find(name);
-    if (!out->model) return ErrorResponse(http::status::not_found, "unknown model '" + name + "'", req);
-    if (!out->model->reason.empty()) {
-      return ErrorResponse(http::status::bad_request, "model '" + name + "' is not ready: " + out->model->reason, req);
-    }
-    if (version_text != nullptr) {
-      char* end = nullptr;
-      const long long v = std::strtoll(version_text->c_str(), &end, 10);
-      auto it = *end == '\0' ? out->model->versions.find(v) : out->model->versions.end();
-      if (it == out->model->versions.end()) {
-        return ErrorResponse(http::status::not_found, "model '" + name + "' has no version '" + *version_text + "'",
-                             req);
-      }
-      out->version = it->second;
-      if (!out->version->ready) {
-        return ErrorResponse(http::status::bad_request,
-                             "model '" + name + "' version " + *version_text + " is not ready: " + out->version->reason,
-                             req);
-      }
-    } else {
-      out->version = out->model->Latest();
-      if (!out->version) {
-        std::string reasons;
-        for (const auto& [n, v] : out->model->versions) reasons += "; version " + std::to_string(n) + ": " + v->reason;
-        return ErrorResponse(http::status::bad_request, "model '" + name + "' has no ready version" + reasons, req);
-      }
-    }
-    return std::nullopt;
-  }
-
-  asio::awaitable<Response> Handle(const Request& req) {
-    const std::vector<std::string> path = PathSegments(std::string_view(req.target().data(), req.target().size()));
-    const bool get = req.method() == http::verb::get;
-    const bool post = req.method() == http::verb::post;
-    if (path.size() == 1 && path[0] == "metrics" && get) {
-      Response res = JsonResponse(http::status::ok, metrics_.Text(), req);
-      res.set(http::field::content_type, "text/plain; version=0.0.4");
-      co_return res;
-    }
-    if (path.empty() || path[0] != "v2") {
-      co_return ErrorResponse(http::status::not_found, "unknown path '" + std::string(req.target()) + "'", req);
-    }
-    if (path.size() == 1 && get) co_return JsonResponse(http::status::ok, ServerMetadata(), req);
-    if (path.size() == 3 && path[1] == "health" && get) {
-      if (path[2] == "live") co_return JsonResponse(http::status::ok, "", req);
-      if (path[2] == "ready") {
-        co_return JsonResponse(stopping_ ? http::status::service_unavailable : http::status::ok, "", req);
-      }
-    }
-    if (path.size() >= 3 && path[1] == "models") {
-      // models/{name}[/versions/{v}][/ready|/infer]
-      const std::string& name = path[2];
-      size_t next = 3;
-      const std::string* version = nullptr;
-      if (path.size() >= 5 && path[3] == "versions") {
-        version = &path[4];
-        next = 5;
-      }
-      const std::string action = path.size() > next ? path[next] : "";
-      if (path.size() > next + 1) {
-        co_return ErrorResponse(http::status::not_found, "unknown path '" + std::string(req.target()) + "'", req);
-      }
-      Route route;
-      if (action.empty() && get) {
-        if (auto error = FindVersion(name, version, req, &route)) co_return *error;
-        co_return JsonResponse(http::status::ok, ModelMetadataJson(*route.model, *route.version), req);
-      }
-      if (action == "ready" && get) {
-        if (auto error = FindVersion(name, version, req, &route)) co_return *error;
-        co_return JsonResponse(http::status::ok, "", req);
-      }
-      if (action == "infer" && post) {
-        if (auto error = FindVersion(name, version, req, &route)) co_return *error;
-        JobTimes times;
-        bool ran = false;
-        Response res = co_await Infer(req, route, &times, &ran);
-        metrics_.RecordRequest(route.version->model, route.version->version, res.result_int(), times.queue,
-                               times.compute, times.batch_size, ran);
-        co_return res;
-      }
-    }
-    if (path.size() == 3 && path[1] == "repository" && path[2] == "index" && post) {
-      co_return JsonResponse(http::status::ok, RepositoryIndex(), req);
-    }
-    if (path.size() == 5 && path[1] == "repository" && path[2] == "models" && post &&
-        (path[4] == "load" || path[4] == "unload")) {
-      const Status done = path[4] == "load" ? repository_->Load(path[3]) : repository_->Unload(path[3]);
-      if (!done.ok()) co_return ErrorResponse(http::status::not_found, done.message(), req);
-      co_return JsonResponse(http::status::ok, "", req);
-    }
-    co_return ErrorResponse(http::status::not_found,
-                            "unknown path '" + std::string(req.target()) + "' for " + std::string(req.method_string()),
-                            req);
-  }
-
-  // Runs one inference; *times and *ran tell the metrics what happened.
-  asio::awaitable<Response> Infer(const Request& req, const Route& route, JobTimes* times, bool* ran) {
-    int64_t json_length = -1;
-    if (auto it = req.find("Inference-Header-Content-Length"); it != req.end()) {
-      const std::string text(it->value());
-      char* end = nullptr;
-      json_length = std::strtoll(text.c_str(), &end, 10);
-      if (text.empty() || *end != '\0' || json_length < 0) {
-        co_return ErrorResponse(http::status::bad_request,
-                                "Inference-Header-Content-Length '" + text + "' is not a non-negative integer", req);
-      }
-    }
-    auto body = std::make_shared<const std::string>(req.body());
-    StatusOr<InferRequest> parsed = ParseInferRequest(body, json_length, *route.version);
-    if (!parsed.ok()) co_return ErrorResponse(http::status::bad_request, parsed.status().message(), req);
-    std::shared_ptr<ModelVersion> version = route.version;
-    std::chrono::microseconds timeout = std::chrono::milliseconds(version->config.timeout_ms);
-    if (parsed->timeout_us) timeout = std::min(timeout, std::chrono::microseconds(*parsed->timeout_us));
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<vm::Value> args = std::move(parsed->args);
-    auto executor = co_await asio::this_coro::executor;
-    std::shared_ptr<Outcome> outcome =
-        co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::shared_ptr<Outcome>)>(
-            [&](auto handler) {
-              // The handler is move-only and std::function copies: it lives in a
-              // shared_ptr. The work guard keeps Run() from returning meanwhile.
-              auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-              auto work = std::make_shared<asio::executor_work_guard<asio::any_io_executor>>(executor);
-              Job job;
-              job.args = std::move(args);
-              job.deadline = deadline;
-              job.done = [shared, work, executor](StatusOr<vm::Value> result, const JobTimes& times) {
-                auto o = std::make_shared<Outcome>();
-                o->accepted = true;
-                o->result = std::move(result);
-                o->times = times;
-                asio::post(executor, [shared, work, o] { (*shared)(o); });
-              };
-              if (!version->scheduler->Submit(std::move(job))) {
-                asio::post(executor, [shared, work] { (*shared)(std::make_shared<Outcome>()); });
-              }
-            },
-            asio::use_awaitable);
-    if (!outcome->accepted) {
-      co_return ErrorResponse(http::status::service_unavailable,
-                              "model '" + version->model + "' version " + std::to_string(version->version) + " has " +
-                                  std::to_string(version->config.max_queue_size) +
-                                  " requests waiting (max_queue_size); try again later",
-                              req);
-    }
-    *times = outcome->times;
-    *ran = !outcome->times.timed_out;
-    if (!outcome->result.ok()) {
-      const Status& s = outcome->result.status();
-      const http::status status = outcome->times.timed_out    ? http::status::service_unavailable
-                                  : s.is_signature_mismatch() ? http::status::bad_request
-                                                              : http::status::internal_server_error;
-      co_return ErrorResponse(status, s.message(), req);
-    }
-    StatusOr<InferResponse> response = BuildInferResponse(*version, *parsed, *outcome->result);
-    if (!response.ok()) {
-      co_return ErrorResponse(response.status().code() == StatusCode::kInvalidArgument
-                                  ? http::status::bad_request
-                                  : http::status::internal_server_error,
-                              response.status().message(), req);
-    }
-    Response res(http::status::ok, req.version());
-    res.set(http::field::server, kServerName);
-    res.keep_alive(req.keep_alive());
-    if (response->json_length >= 0) {
-      res.set(http::field::content_type, "application/octet-stream");
-      res.set("Inference-Header-Content-Length", std::to_string(response->json_length));
-    } else {
-      res.set(http::field::content_type, "application/json");
-    }
-    res.body() = std::move(response->body);
-    res.prepare_payload();
-    co_return res;
-  }
-
-  std::string ServerMetadata() const {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> out(buffer);
-    out.StartObject();
-    out.Key("name");
-    out.String(kServerName);
-    out.Key("version");
-    out.String(kServerVersion);
-    out.Key("extensions");
-    out.StartArray();
-    out.String("binary_tensor_data");
-    out.String("model_repository");
-    out.EndArray();
-    out.EndObject();
-    return buffer.GetString();
-  }
-
-  std::string RepositoryIndex() const {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> out(buffer);
-    out.StartArray();
-    for (const std::string& name : repository_->FolderNames()) {
-      std::shared_ptr<const Model> model = repository_->Find(name);
-      auto entry = [&](const std::string& version, const char* state, const std::string& reason) {
-        out.StartObject();
-        out.Key("name");
-        out.String(name.c_str());
-        if (!version.empty()) {
-          out.Key("version");
-          out.String(version.c_str());
-        }
-        out.Key("state");
-        out.String(state);
-        out.Key("reason");
-        out.String(reason.c_str());
-        out.EndObject();
-      };
-      if (!model) {
-        entry("", "UNAVAILABLE", "unloaded");
-      } else if (!model->reason.empty()) {
-        entry("", "UNAVAILABLE", model->reason);
-      } else {
-        for (const auto& [n, v] : model->versions) {
-          entry(std::to_string(n), v->ready ? "READY" : "UNAVAILABLE", v->reason);
-        }
-      }
-    }
-    out.EndArray();
-    return buffer.GetString();
-  }
-
-  ModelRepository* repository_;
+  InferenceService* service_;
   HttpOptions options_;
+  asio::thread_pool codec_pool_;
+  HttpRoutes routes_;
   asio::io_context ioc_;
   tcp::acceptor acceptor_;
   asio::signal_set signals_;
+  asio::steady_timer exit_timer_;
   std::atomic<bool> stopping_{false};
   // Requests read and not yet answered; Run() returns when it is 0 after Shutdown().
   std::mutex flight_mutex_;
   int64_t in_flight_ = 0;
   bool stopped_ = false;
-  Metrics metrics_;
+  bool forced_ = false;
+  std::mutex connections_mutex_;
+  int64_t open_ = 0;
+  std::list<std::shared_ptr<Connection>> waiting_;
 };
 
-HttpServer::HttpServer(ModelRepository* repository, HttpOptions options)
-    : impl_(std::make_unique<Impl>(repository, std::move(options))) {}
+HttpServer::HttpServer(InferenceService* service, HttpOptions options)
+    : impl_(std::make_unique<Impl>(service, std::move(options))) {}
 HttpServer::~HttpServer() = default;
 Status HttpServer::Listen() { return impl_->Listen(); }
 uint16_t HttpServer::bound_port() const { return impl_->bound_port(); }
-void HttpServer::Run() { impl_->Run(); }
+bool HttpServer::Run() { return impl_->Run(); }
 void HttpServer::Shutdown() { impl_->Shutdown(); }
 
 }  // namespace strata::server

@@ -57,9 +57,21 @@ void Metrics::RecordRequest(const std::string& model, int64_t version, int http_
   e.batch.Add(static_cast<double>(batch_size), kBatchBuckets);
 }
 
+void Metrics::RecordConnectionRefused(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++refused_[reason];
+}
+
 std::string Metrics::Text() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::ostringstream out;
+  out << "# HELP strata_http_connections_refused_total Connections closed or refused for lack of room: evicted "
+         "(the longest-waiting idle connection, to admit a new one), max_connections (503), accept_emfile and "
+         "accept_enfile (out of file descriptors; accepting backed off).\n"
+         "# TYPE strata_http_connections_refused_total counter\n";
+  for (const auto& [reason, n] : refused_) {
+    out << "strata_http_connections_refused_total{reason=\"" << Escape(reason) << "\"} " << n << "\n";
+  }
   out << "# HELP strata_inference_requests_total Inference requests answered, by model and version.\n"
          "# TYPE strata_inference_requests_total counter\n";
   for (const auto& [key, e] : entries_) {

@@ -21,6 +21,8 @@ class Metrics {
   // A request that got an answer from its model (any status).
   void RecordRequest(const std::string& model, int64_t version, int http_status, std::chrono::nanoseconds queue,
                      std::chrono::nanoseconds compute, int64_t batch_size, bool ran);
+  // A connection the HTTP server closed or refused for lack of room, by reason.
+  void RecordConnectionRefused(const std::string& reason);
   // The exposition text.
   std::string Text() const;
 
@@ -45,6 +47,7 @@ class Metrics {
 
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int64_t>, Entry> entries_;
+  std::map<std::string, int64_t> refused_;
 };
 
 }  // namespace strata::server

@@ -5,8 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
+#include "apps/server/json_util.h"
 
 namespace strata::server {
 namespace {
@@ -32,11 +31,8 @@ Status ReadCount(const rapidjson::Value& v, const std::string& path, const std::
 
 StatusOr<ModelConfig> ParseModelConfig(std::string_view json, const std::string& path) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError()) {
-    return Status(ErrorStatus() << path << ": invalid JSON at byte " << doc.GetErrorOffset() << ": "
-                                << rapidjson::GetParseError_En(doc.GetParseError()));
-  }
+  std::string error;
+  if (!ParseJson(json, &doc, &error)) return Status(ErrorStatus() << path << ": " << error);
   if (!doc.IsObject()) return Status(ErrorStatus() << path << ": expected a JSON object");
   ModelConfig config;
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {

@@ -97,6 +97,7 @@ void Scheduler::RunOne(vm::VirtualMachine& machine, Job& job, int64_t batch_size
              times);
     return;
   }
+  times.counts_execution = true;
   StatusOr<vm::Value> result = machine.InvokeFunction(function_index_, job.args);
   job.args.clear();  // inputs (and the request bodies they view) go before the answer is sent
   times.compute = std::chrono::steady_clock::now() - start;
@@ -139,6 +140,7 @@ void Scheduler::RunBatch(vm::VirtualMachine& machine, std::vector<Job>& batch) {
     times.queue = start - live[i]->enqueued;
     times.compute = compute;
     times.batch_size = static_cast<int64_t>(live.size());
+    times.counts_execution = i == 0;
     live[i]->args.clear();
     live[i]->done(std::move((*parts)[i]), times);
   }

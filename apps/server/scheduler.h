@@ -45,6 +45,7 @@ struct JobTimes {
   std::chrono::nanoseconds compute{0};  // running
   bool timed_out = false;               // its deadline passed before it ran (the result is an error)
   int64_t batch_size = 1;               // requests in the run it was part of
+  bool counts_execution = false;        // the first request of the run (statistics count runs)
 };
 
 struct Job {

@@ -1,6 +1,7 @@
 // Protocol tensors; see tensor_codec.h.
 #include "apps/server/tensor_codec.h"
 
+#include <cmath>
 #include <cstring>
 
 #include <rapidjson/stringbuffer.h>
@@ -22,17 +23,20 @@ const NamedType kTypes[] = {
     {"FP16", DataType::Float(16)},  {"FP32", DataType::F32()},      {"FP64", DataType::F64()},
 };
 
-// Appends the leaves of a (possibly nested) JSON array, in order.
-bool Flatten(const rapidjson::Value& v, std::vector<const rapidjson::Value*>* out, int depth) {
-  if (!v.IsArray()) {
-    out->push_back(&v);
-    return true;
-  }
-  if (depth > 64) return false;
+constexpr int kMaxDataDepth = 64;
+
+// The number of leaves of a (possibly nested) JSON array; -1 when it nests
+// deeper than kMaxDataDepth.
+int64_t CountLeaves(const rapidjson::Value& v, int depth) {
+  if (!v.IsArray()) return 1;
+  if (depth > kMaxDataDepth) return -1;
+  int64_t n = 0;
   for (const rapidjson::Value& item : v.GetArray()) {
-    if (!Flatten(item, out, depth + 1)) return false;
+    const int64_t m = CountLeaves(item, depth + 1);
+    if (m < 0) return -1;
+    n += m;
   }
-  return true;
+  return n;
 }
 
 template <typename T>
@@ -48,7 +52,10 @@ bool StoreNumber(const rapidjson::Value& v, uint8_t* dst) {
     }
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!v.IsNumber()) return false;
-    value = static_cast<T>(v.GetDouble());
+    const double x = v.GetDouble();
+    value = static_cast<T>(x);
+    // A finite value past the type's range would silently become infinite.
+    if (std::isinf(value) && !std::isinf(x)) return false;
   } else if constexpr (std::is_signed_v<T>) {
     if (!v.IsInt64()) return false;
     const int64_t x = v.GetInt64();
@@ -70,7 +77,9 @@ bool StoreElement(DataType dtype, const rapidjson::Value& v, uint8_t* dst) {
     case DataType::Code::kFloat:
       if (dtype.bits() == 16) {
         if (!v.IsNumber()) return false;
-        const uint16_t h = FloatToHalf(static_cast<float>(v.GetDouble()));
+        const double x = v.GetDouble();
+        const uint16_t h = FloatToHalf(static_cast<float>(x));
+        if ((h & 0x7fff) == 0x7c00 && !std::isinf(x)) return false;  // finite, past FP16's range
         std::memcpy(dst, &h, sizeof h);
         return true;
       }
@@ -112,22 +121,36 @@ std::string ProtocolDataType(DataType dtype) {
 StatusOr<vm::Ref<vm::Tensor>> TensorFromJson(const rapidjson::Value& data, std::span<const int64_t> shape,
                                              DataType dtype, const std::string& what) {
   STRATA_ASSIGN_OR_RETURN(int64_t count, vm::NumElementsOf(shape));
-  std::vector<const rapidjson::Value*> leaves;
-  if (!data.IsArray() || !Flatten(data, &leaves, 0)) {
-    return Status(ErrorStatus() << what << ": 'data' must be an array of the elements (at most 64 levels deep)");
+  const int64_t leaves = data.IsArray() ? CountLeaves(data, 0) : -1;
+  if (leaves < 0) {
+    return Status(ErrorStatus() << what << ": 'data' must be an array of the elements (at most " << kMaxDataDepth
+                                << " levels deep)");
   }
-  if (static_cast<int64_t>(leaves.size()) != count) {
-    return Status(ErrorStatus() << what << ": 'data' has " << leaves.size() << " elements, the shape "
+  if (leaves != count) {
+    return Status(ErrorStatus() << what << ": 'data' has " << leaves << " elements, the shape "
                                 << vm::ShapeToString(shape) << " needs " << count);
   }
   STRATA_ASSIGN_OR_RETURN(vm::Ref<vm::Tensor> tensor, vm::Tensor::Empty(shape, dtype));
   uint8_t* dst = static_cast<uint8_t*>(tensor->data());
   const int64_t size = dtype.bytes();
-  for (int64_t i = 0; i < count; ++i) {
-    if (!StoreElement(dtype, *leaves[static_cast<size_t>(i)], dst + i * size)) {
-      return Status(ErrorStatus() << what << ": element " << i << " of 'data' is not a valid "
-                                  << ProtocolDataType(dtype) << " value");
+  // Depth-first over the nesting (already bounded by CountLeaves), writing each
+  // leaf in place: no list of the leaves, which would cost 8 bytes an element.
+  int64_t i = 0;
+  auto store = [&](auto& self, const rapidjson::Value& v) -> bool {
+    if (v.IsArray()) {
+      for (const rapidjson::Value& item : v.GetArray()) {
+        if (!self(self, item)) return false;
+      }
+      return true;
     }
+    if (!StoreElement(dtype, v, dst + i * size)) return false;
+    ++i;
+    return true;
+  };
+  if (!store(store, data)) {
+    return Status(ErrorStatus() << what << ": element " << i << " of 'data' is not a valid " << ProtocolDataType(dtype)
+                                << " value"
+                                << (dtype.is_float() ? " (a number within its range, NaN or Infinity)" : ""));
   }
   return tensor;
 }
@@ -153,7 +176,7 @@ StatusOr<vm::Ref<vm::Tensor>> TensorFromBinary(std::span<const uint8_t> bytes, s
   return vm::Tensor::View(std::move(storage), 0, shape, dtype);
 }
 
-void WriteJsonData(const vm::Tensor& tensor, rapidjson::Writer<rapidjson::StringBuffer>& out) {
+void WriteJsonData(const vm::Tensor& tensor, JsonWriter& out) {
   const DataType dtype = tensor.dtype();
   const uint8_t* p = static_cast<const uint8_t*>(tensor.data());
   const int64_t size = dtype.bytes();

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include <rapidjson/document.h>
-#include <rapidjson/writer.h>
 
+#include "apps/server/json_util.h"
 #include "support/data_type.h"
 #include "support/status.h"
 #include "vm/tensor.h"
@@ -37,7 +37,8 @@ StatusOr<vm::Ref<vm::Tensor>> TensorFromBinary(std::span<const uint8_t> bytes, s
                                                DataType dtype, std::shared_ptr<const void> owner,
                                                const std::string& what);
 
-// Writes the tensor's elements as a flat JSON array.
-void WriteJsonData(const vm::Tensor& tensor, rapidjson::Writer<rapidjson::StringBuffer>& out);
+// Writes the tensor's elements as a flat JSON array; non-finite floats as NaN,
+// Infinity and -Infinity (json_util.h).
+void WriteJsonData(const vm::Tensor& tensor, JsonWriter& out);
 
 }  // namespace strata::server

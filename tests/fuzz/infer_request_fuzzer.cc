@@ -28,6 +28,10 @@ func @main(x: Tensor[(batch, 4), f32], ids: Tensor[(batch,), i64], scale: Tensor
 
 strata::server::ModelVersion* version = nullptr;
 strata::vm::VirtualMachine* machine = nullptr;
+// Parsing checks inputs against the version's signature through the service;
+// its repository stays empty (the fuzzer routes nothing).
+strata::server::ModelRepository* repository = nullptr;
+strata::server::InferenceService* service = nullptr;
 
 void Fail(const std::string& what) {
   std::fprintf(stderr, "infer_request_fuzzer: %s\n", what.c_str());
@@ -54,6 +58,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (!main) Fail("no main");
   version->function_index = *main;
   machine = new vm::VirtualMachine(*exe);
+  repository = new server::ModelRepository("/nonexistent");
+  service = new server::InferenceService(repository, /*strict_readiness=*/true);
   return 0;
 }
 
@@ -63,12 +69,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int length_field = data[0] | (data[1] << 8);
   auto body = std::make_shared<const std::string>(reinterpret_cast<const char*>(data) + 2, size - 2);
   const int64_t json_length = length_field == 0xffff ? -1 : length_field;
-  StatusOr<server::InferRequest> request = server::ParseInferRequest(body, json_length, *version);
-  if (!request.ok()) return 0;
-  if (request->args.size() != 5) Fail("a parsed request must carry one argument per parameter");
-  StatusOr<vm::Value> result = machine->InvokeFunction(version->function_index, request->args);
+  server::InferRequest request;
+  if (server::ParseInferRequest(body, json_length, *version, *service, &request)) return 0;
+  if (request.args.size() != 5) Fail("a parsed request must carry one argument per parameter");
+  StatusOr<vm::Value> result = machine->InvokeFunction(version->function_index, request.args);
   if (!result.ok()) return 0;
-  StatusOr<server::InferResponse> response = server::BuildInferResponse(*version, *request, *result);
-  if (!response.ok()) return 0;
+  std::vector<server::NamedOutput> outputs;
+  if (service->SelectOutputs(*version, *result, request.outputs, &outputs)) return 0;
+  const server::InferResponse response = server::BuildInferResponse(*version, request, outputs);
+  if (response.body.empty()) Fail("an empty response");
   return 0;
 }

@@ -4,6 +4,7 @@ The repository (a temporary folder) holds:
   mlp/1, mlp/2   the zoo's MLP (ONNX, dynamic batch 1..16), compiled by build/bin/strata
   slow/1         a kernel whose time grows as n^3 (a long request on demand),
                  one instance, a queue of 2, so that the queue fills
+  echo/1         relu over a vector of any length (a large answer on demand)
   batched/1      the MLP with dynamic batching (up to 16 rows, 20 ms delay), one instance
   unbatchable/1  dynamic batching asked of a function whose inputs have no batch dimension
   cnn_npu/1      the zoo's CNN offloaded to the simulated NPU, with device_options
@@ -17,6 +18,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -49,6 +51,14 @@ func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
 }
 """
 
+# A model whose answer is as large as its input, computed at once: for clients that never read.
+ECHO_SIR = """
+func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
+  y = relu(x)
+  return y
+}
+"""
+
 
 def compile_model(source, out, *extra):
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +77,10 @@ def repository(tmp_path_factory):
     compile_model(slow_source, root / "slow" / "1" / "model.stx")
     slow_source.unlink()
     (root / "slow" / "config.json").write_text('{"instance_count": 1, "max_queue_size": 2}')
+    echo_source = root / "echo.sir"
+    echo_source.write_text(ECHO_SIR)
+    compile_model(echo_source, root / "echo" / "1" / "model.stx")
+    echo_source.unlink()
     (root / "batched" / "1").mkdir(parents=True)
     shutil.copy(mlp, root / "batched" / "1" / "model.stx")
     (root / "batched" / "config.json").write_text(
@@ -88,9 +102,12 @@ def repository(tmp_path_factory):
 
 
 class Server:
-    def __init__(self, repository, *args):
+    def __init__(self, repository, *args, preexec_fn=None):
+        if "--grpc-port" not in args:  # gRPC's default port would clash between servers; test_grpc.py asks for 0
+            args = (*args, "--grpc-port", "-1")
         self.process = subprocess.Popen([str(SERVER), "--model-repository", str(repository), "--http-port", "0",
-                                         "--io-threads", "4", *args], stderr=subprocess.PIPE, text=True)
+                                         "--io-threads", "4", *args], stderr=subprocess.PIPE, text=True,
+                                        preexec_fn=preexec_fn)
         self.log = []
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -102,14 +119,24 @@ class Server:
             if match:
                 self.port = int(match.group(1))
                 self.url = f"localhost:{self.port}"
+                # The server's log is read as it comes, so a chatty server never blocks on a full pipe.
+                self.reader = threading.Thread(target=self._read_log, daemon=True)
+                self.reader.start()
                 return
         raise RuntimeError("strata-server did not start: " + "".join(self.log))
+
+    def _read_log(self):
+        for line in self.process.stderr:
+            self.log.append(line)
+
+    def log_text(self):
+        return "".join(self.log)
 
     def stop(self, sig=signal.SIGTERM, timeout=120):
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        rest = self.process.communicate(timeout=timeout)[1]
-        self.log.append(rest)
+        self.process.wait(timeout=timeout)
+        self.reader.join(timeout=10)
         log = "".join(self.log)
         # Under a sanitizer, a report anywhere in the server's life fails the test that stops it.
         assert "Sanitizer" not in log, log

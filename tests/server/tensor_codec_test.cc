@@ -18,7 +18,7 @@ rapidjson::Document Json(const char* text) {
 
 std::string JsonOf(const vm::Tensor& t) {
   rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> out(buffer);
+  JsonWriter out(buffer);
   WriteJsonData(t, out);
   return buffer.GetString();
 }
@@ -101,6 +101,34 @@ TEST(TensorCodec, BinaryDataIsViewedInPlaceWhenAligned) {
   ASSERT_TRUE(copied.ok());
   EXPECT_NE((*copied)->data(), body->data() + 17);
   EXPECT_EQ(JsonOf(**copied), "[1.0,2.0,3.0,4.0]");
+}
+
+}  // namespace
+}  // namespace strata::server
+
+namespace strata::server {
+namespace {
+
+TEST(TensorCodec, FiniteValuesPastTheRangeAreRefusedNotMadeInfinite) {
+  const int64_t shape[] = {1};
+  for (const char* text : {"[1e39]", "[-3.5e38]"}) {
+    auto t = TensorFromJson(Json(text), shape, DataType::F32(), "input 'x'");
+    ASSERT_FALSE(t.ok()) << text;
+    EXPECT_NE(t.status().message().find("element 0 of 'data' is not a valid FP32 value"), std::string::npos);
+  }
+  EXPECT_FALSE(TensorFromJson(Json("[70000]"), shape, DataType::Float(16), "input 'x'").ok());
+  EXPECT_TRUE(TensorFromJson(Json("[65504]"), shape, DataType::Float(16), "input 'x'").ok());
+  EXPECT_TRUE(TensorFromJson(Json("[3.4028235e38]"), shape, DataType::F32(), "input 'x'").ok());
+  // Explicit non-finite values are what the client meant.
+  rapidjson::Document doc;
+  std::string error;
+  ASSERT_TRUE(ParseJson("[NaN, Infinity, -Infinity]", &doc, &error));
+  const int64_t three[] = {3};
+  auto t = TensorFromJson(doc, three, DataType::F32(), "input 'x'");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const float* v = static_cast<const float*>((*t)->data());
+  EXPECT_TRUE(std::isnan(v[0]) && std::isinf(v[1]) && std::isinf(v[2]));
+  EXPECT_EQ(JsonOf(**t), "[NaN,Infinity,-Infinity]");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@ checks that install).
 """
 import re
 
+import pytest
 import yaml
 
 from conftest import REPO
@@ -19,7 +20,19 @@ def load(name):
     return yaml.safe_load((DEPLOY / "kserve" / name).read_text())
 
 
-def test_serving_runtime_listens_and_probes_where_the_server_does(server):
+@pytest.fixture
+def healthy_server(repository, tmp_path):
+    """A server whose every model loads: readiness is strict, so the repository of broken models is not ready."""
+    from conftest import Server
+    from test_hostile import make_repository
+
+    s = Server(make_repository(tmp_path, repository, "mlp"))
+    yield s
+    s.stop()
+
+
+def test_serving_runtime_listens_and_probes_where_the_server_does(healthy_server):
+    server = healthy_server
     runtime = load("serving-runtime.yaml")
     assert runtime["kind"] == "ServingRuntime" and runtime["spec"]["protocolVersions"] == ["v2"]
     container = runtime["spec"]["containers"][0]

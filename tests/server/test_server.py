@@ -41,10 +41,14 @@ def infer_json(x, name="x"):
 
 def test_health_and_server_metadata(server):
     client = triton.InferenceServerClient(server.url)
-    assert client.is_server_live() and client.is_server_ready()
+    # The repository holds models that cannot load: strict readiness (the default) says not ready, and why.
+    assert client.is_server_live() and not client.is_server_ready()
+    status, body, _ = request(server, "GET", "/v2/health/ready")
+    assert status == 503 and "is not ready" in json.loads(body)["error"]
     metadata = client.get_server_metadata()
     assert metadata["name"] == "strata-server"
-    assert "binary_tensor_data" in metadata["extensions"] and "model_repository" in metadata["extensions"]
+    for extension in ("binary_tensor_data", "model_repository", "model_configuration", "statistics"):
+        assert extension in metadata["extensions"]
 
 
 def test_model_metadata_has_symbolic_dims_as_minus_one(server):
@@ -106,7 +110,7 @@ def test_infer_a_named_version_and_all_outputs_by_default(server):
 # ---- errors --------------------------------------------------------------------------------
 
 
-def test_wrong_shape_is_400_with_the_vms_message(server):
+def test_wrong_shape_is_400_in_the_protocols_terms(server):
     client = triton.InferenceServerClient(server.url)
     x = np.ones((3, 63), np.float32)
     tensor = triton.InferInput("x", list(x.shape), "FP32")
@@ -114,7 +118,18 @@ def test_wrong_shape_is_400_with_the_vms_message(server):
     with pytest.raises(InferenceServerException) as caught:
         client.infer("mlp", [tensor])
     assert caught.value.status() == "400"
-    assert "parameter 'x'" in caught.value.message() and "dimension 1 expected 64, got 63" in caught.value.message()
+    assert "input 'x': dimension 1 is 63, the model's shape [-1, 64] needs 64" in caught.value.message()
+
+
+def test_wrong_datatype_is_400_in_the_protocols_terms(server):
+    client = triton.InferenceServerClient(server.url)
+    x = np.ones((3, 64), np.float64)
+    tensor = triton.InferInput("x", list(x.shape), "FP64")
+    tensor.set_data_from_numpy(x)
+    with pytest.raises(InferenceServerException) as caught:
+        client.infer("mlp", [tensor])
+    assert caught.value.status() == "400"
+    assert caught.value.message() == "input 'x': datatype FP64 does not match the model's FP32"
 
 
 def test_batch_past_its_bound_is_400(server):
@@ -128,7 +143,10 @@ def test_batch_past_its_bound_is_400(server):
     ('{"inputs": [{"name": "y", "shape": [1], "datatype": "FP32", "data": [1]}]}', "unknown input 'y'"),
     ('{"inputs": [{"name": "x", "shape": [1, 64], "datatype": "BYTES", "data": []}]}', "'BYTES' is not supported"),
     ('{"inputs": [{"name": "x", "shape": [2, 64], "datatype": "FP32", "data": [1, 2]}]}', "has 2 elements"),
-    ('{"inputs": [{"name": "x", "shape": [1, 1], "datatype": "FP32", "data": ["a"]}]}', "not a valid FP32"),
+    ('{"inputs": [{"name": "x", "shape": [1, 64], "datatype": "FP32", "data": ["a"' + ", 0" * 63 + "]}]}",
+     "not a valid FP32"),
+    ('{"inputs": [{"name": "x", "shape": [1, 1], "datatype": "FP32", "data": [1]}]}',
+     "input 'x': dimension 1 is 1, the model's shape [-1, 64] needs 64"),
     ('{"inputs": []}', "missing input 'x'"),
     ('{"inputs": [{"name": "x", "shape": [-1, 64], "datatype": "FP32", "data": []}]}', "non-negative"),
 ])
@@ -200,7 +218,17 @@ def test_client_that_disconnects_mid_request_harms_no_one(server):
 # ---- repository extension and shutdown ------------------------------------------------------
 
 
-def test_unload_and_load_while_requests_run(fresh_server):
+def test_unload_and_load_while_requests_run(repository):
+    from conftest import Server
+
+    fresh_server = Server(repository, "--model-control-mode", "explicit", "--load-model", "*")
+    try:
+        unload_and_load_while_requests_run(fresh_server)
+    finally:
+        fresh_server.stop()
+
+
+def unload_and_load_while_requests_run(fresh_server):
     client = triton.InferenceServerClient(fresh_server.url)
     x = np.ones((4, 64), np.float32)
     expected = mlp_reference(x)
@@ -267,13 +295,15 @@ def test_metrics_count_requests_failures_and_times(fresh_server):
     for _ in range(3):
         assert request(fresh_server, "POST", "/v2/models/mlp/versions/1/infer", x)[0] == 200
     assert request(fresh_server, "POST", "/v2/models/mlp/versions/1/infer", infer_json(np.ones((2, 3), np.float32)))[0] == 400
+    assert request(fresh_server, "POST", "/v2/models/mlp/versions/1/infer", infer_json(np.ones((17, 64), np.float32)))[0] == 400
     status, body, response = request(fresh_server, "GET", "/metrics")
     assert status == 200 and response.getheader("Content-Type").startswith("text/plain")
     text = body.decode()
     assert "# TYPE strata_inference_requests_total counter" in text
-    assert metric(text, "strata_inference_requests_total", model="mlp", version="1") == 4
-    assert metric(text, "strata_inference_failures_total", model="mlp", version="1", status="400") == 1
-    # Three ran successfully, and the shape error ran too (the VM found it): four runs.
+    assert metric(text, "strata_inference_requests_total", model="mlp", version="1") == 5
+    assert metric(text, "strata_inference_failures_total", model="mlp", version="1", status="400") == 2
+    # Three ran successfully; the wrong fixed dimension was refused before running, the batch past its
+    # bound ran (the VM's check of the symbolic bound found it): four runs.
     assert metric(text, "strata_inference_compute_seconds_count", model="mlp", version="1") == 4
     assert metric(text, "strata_inference_queue_seconds_bucket", model="mlp", version="1", le="+Inf") == 4
     assert metric(text, "strata_inference_batch_size_bucket", model="mlp", version="1", le="1") == 4
