@@ -59,10 +59,27 @@ StatusOr<vm::Value> ParseInput(const std::string& text, size_t index) {
   return vm::Value::FromTensor(std::move(tensor).value());
 }
 
+// The model's own names of the results (format 1.6: an ONNX model's output names), one
+// per result, or none when the file records none (they would be "output0", ..) or
+// the results are not one per name (a tuple nested in the result is flattened).
+std::vector<std::string> ResultNames(const vm::Executable& exe, const std::string& function, size_t num_results) {
+  std::optional<int32_t> index = exe.FindEntryPoint(function);
+  if (!index) return {};
+  const std::vector<std::string>& names = exe.functions()[static_cast<size_t>(*index)].output_names;
+  if (names.size() != num_results || names == vm::DefaultOutputNames(names.size())) return {};
+  return names;
+}
+
+// "result #1", or "result #1 (probs)" when the result has a name of its own.
+std::string ResultLabel(size_t i, const std::vector<std::string>& names) {
+  std::string label = "result #" + std::to_string(i);
+  return names.empty() ? label : label + " (" + names[i] + ")";
+}
+
 // Checks each result against its --expected-output and prints one line per
 // result; false if any differs.
-bool CheckExpectedOutputs(const std::vector<vm::Value>& results, const std::vector<std::string>& expected_texts,
-                          const vm::Tolerance& tolerance) {
+bool CheckExpectedOutputs(const std::vector<vm::Value>& results, const std::vector<std::string>& names,
+                          const std::vector<std::string>& expected_texts, const vm::Tolerance& tolerance) {
   if (expected_texts.size() != results.size()) {
     std::fprintf(stderr, "strata run: %zu --expected-output values given, but the function returned %zu\n",
                  expected_texts.size(), results.size());
@@ -76,21 +93,22 @@ bool CheckExpectedOutputs(const std::vector<vm::Value>& results, const std::vect
       return false;
     }
     if (!results[i].is_tensor()) {
-      std::fprintf(stderr, "[FAILED] result #%zu: got %s, expected %s\n", i, results[i].Describe().c_str(),
-                   (*expected)->TypeString().c_str());
+      std::fprintf(stderr, "[FAILED] %s: got %s, expected %s\n", ResultLabel(i, names).c_str(),
+                   results[i].Describe().c_str(), (*expected)->TypeString().c_str());
       all_match = false;
       continue;
     }
     StatusOr<vm::TensorComparison> comparison = vm::CompareTensors(*results[i].tensor(), **expected, tolerance);
     if (!comparison.ok()) {
-      std::fprintf(stderr, "[FAILED] result #%zu: %s\n", i, comparison.status().message().c_str());
+      std::fprintf(stderr, "[FAILED] %s: %s\n", ResultLabel(i, names).c_str(), comparison.status().message().c_str());
       all_match = false;
     } else if (!comparison->ok()) {
-      std::fprintf(stderr, "[FAILED] result #%zu: %s\n", i, vm::DescribeMismatch(*comparison, tolerance).c_str());
+      std::fprintf(stderr, "[FAILED] %s: %s\n", ResultLabel(i, names).c_str(),
+                   vm::DescribeMismatch(*comparison, tolerance).c_str());
       all_match = false;
     } else {
-      std::printf("[ok] result #%zu matches (%s, max abs diff %g)\n", i, (*expected)->TypeString().c_str(),
-                  comparison->max_abs_diff);
+      std::printf("[ok] %s matches (%s, max abs diff %g)\n", ResultLabel(i, names).c_str(),
+                  (*expected)->TypeString().c_str(), comparison->max_abs_diff);
     }
   }
   return all_match;
@@ -413,6 +431,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
 
   std::vector<vm::Value> results;
   (void)CollectTensors(result, &results);
+  const std::vector<std::string> names = ResultNames(**executable, function, results.size());
   std::vector<std::string> outputs;
   if (vm.count("output")) outputs = vm["output"].as<std::vector<std::string>>();
   if (!outputs.empty() && outputs.size() != results.size()) {
@@ -425,8 +444,8 @@ int RunRunCommand(const std::vector<std::string>& args) {
     const vm::Value& value = results[i];
     if (!outputs.empty()) {
       if (!value.is_tensor()) {
-        std::fprintf(stderr, "strata run: result #%zu is a %s, not a tensor; cannot write '%s'\n", i, value.kind_name(),
-                     outputs[i].c_str());
+        std::fprintf(stderr, "strata run: %s is a %s, not a tensor; cannot write '%s'\n", ResultLabel(i, names).c_str(),
+                     value.kind_name(), outputs[i].c_str());
         return 1;
       }
       Status written = vm::WriteNpyFile(outputs[i], *value.tensor());
@@ -437,14 +456,18 @@ int RunRunCommand(const std::vector<std::string>& args) {
       continue;
     }
     if (checking) continue;  // the check prints one line per result instead
+    // "probs: 2x3xf32=..." when the result has a name of its own; the bare value otherwise.
+    const std::string label = names.empty() ? "" : names[i] + ": ";
     if (value.is_tensor()) {
-      std::printf("%s\n", vm::FormatInlineTensor(*value.tensor(), 64).c_str());
+      std::printf("%s%s\n", label.c_str(), vm::FormatInlineTensor(*value.tensor(), 64).c_str());
     } else {
-      std::printf("%s\n", value.Describe().c_str());
+      std::printf("%s%s\n", label.c_str(), value.Describe().c_str());
     }
   }
   if (checking) {
-    if (!CheckExpectedOutputs(results, vm["expected-output"].as<std::vector<std::string>>(), tolerance)) return 1;
+    if (!CheckExpectedOutputs(results, names, vm["expected-output"].as<std::vector<std::string>>(), tolerance)) {
+      return 1;
+    }
   }
   return 0;
 }

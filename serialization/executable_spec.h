@@ -53,7 +53,15 @@ struct ValueSignatureSpec {
 struct SignatureSpec {
   std::vector<ValueSignatureSpec> params;
   ValueSignatureSpec result;
+  // 1.6: the model's names of the parameters (one each) and of the result tensors
+  // (one per field of a tuple result, else one); empty: none recorded, not written.
+  // (`= {}` so that SignatureSpec{params, result} needs no initializers for them.)
+  std::vector<std::string> input_names = {};
+  std::vector<std::string> output_names = {};
 };
+// The longest name (of a function, parameter, input or output) a file may hold; the
+// verifier also requires printable UTF-8 (support/printable_text.h).
+inline constexpr size_t kMaxNameBytes = 4096;
 // The deepest nesting of ValueSignatures (a top-level parameter is level 1) a file
 // may hold. The flatbuffers verifier stops at 64 tables deep in all; this bound
 // leaves room below that for a precise message and bounds the readers' recursion.

@@ -2,6 +2,7 @@
 #include "serialization/verifier.h"
 
 #include <cctype>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,8 +29,7 @@ bool IsAligned(const fbs::Vector<T>* vec) {
 ErrorStatus Corrupt() { return ErrorStatus(StatusCode::kDataLoss); }
 
 // Names end up in lookups and error messages: control bytes or broken UTF-8
-// mean the file is damaged.
-constexpr size_t kMaxNameBytes = 4096;
+// mean the file is damaged (kMaxNameBytes: executable_spec.h).
 
 Status CheckName(const std::string& where, const char* what, const fbs::String* name) {
   if (name == nullptr || IsPrintableText(name->string_view(), kMaxNameBytes)) return Status::Ok();
@@ -155,6 +155,30 @@ Status VerifyValueSignature(const std::string& at, const fb::ValueSignature* v, 
   return Status::Ok();
 }
 
+// 1.6: the model's names of the parameters or result tensors (Signature.input_names /
+// output_names). Servers look tensors up by them: one per `expected` value, printable,
+// non-empty and distinct.
+Status VerifyModelNames(const std::string& label, const char* what, const fbs::Vector<fbs::Offset<fbs::String>>* names,
+                        uint32_t expected, const char* of_what) {
+  if (names->size() != expected) {
+    return Status(Corrupt() << label << ": signature has " << names->size() << " " << what << " for " << expected << " "
+                            << of_what);
+  }
+  std::map<std::string_view, uint32_t> seen;
+  for (uint32_t i = 0; i < names->size(); ++i) {
+    const std::string at = "signature." + std::string(what) + "[" + std::to_string(i) + "]";
+    const fbs::String* name = names->Get(i);
+    STRATA_RETURN_IF_ERROR(CheckName(label, at.c_str(), name));
+    if (name->size() == 0) return Status(Corrupt() << label << ": " << at << " is empty");
+    auto [it, inserted] = seen.emplace(name->string_view(), i);
+    if (!inserted) {
+      return Status(Corrupt() << label << ": " << at << " '" << name->string_view() << "' repeats " << what << "["
+                              << it->second << "]");
+    }
+  }
+  return Status::Ok();
+}
+
 // The parameters' and result's annotations of a bytecode function whose layout is verified.
 Status VerifySignature(const std::string& label, const fb::Function* f) {
   const fb::Signature* sig = f->signature();
@@ -168,7 +192,19 @@ Status VerifySignature(const std::string& label, const fb::Function* f) {
         VerifyValueSignature(label + ": signature.params[" + std::to_string(i) + "]", sig->params()->Get(i), 1));
   }
   if (sig->result() == nullptr) return Status(Corrupt() << label << ": signature has no result");
-  return VerifyValueSignature(label + ": signature.result", sig->result(), 1);
+  STRATA_RETURN_IF_ERROR(VerifyValueSignature(label + ": signature.result", sig->result(), 1));
+  if (sig->input_names() != nullptr) {
+    STRATA_RETURN_IF_ERROR(VerifyModelNames(label, "input_names", sig->input_names(), num_params, "parameters"));
+  }
+  if (sig->output_names() != nullptr) {
+    // One per result tensor: a tuple's fields, or the one result.
+    const fb::ValueSignature* result = sig->result();
+    const bool tuple = result->kind()->string_view() == "tuple";
+    const uint32_t num_outputs = tuple ? SizeOf(result->fields()) : 1;
+    STRATA_RETURN_IF_ERROR(VerifyModelNames(label, "output_names", sig->output_names(), num_outputs,
+                                            tuple ? "result tuple fields" : "result"));
+  }
+  return Status::Ok();
 }
 
 Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Function* f) {

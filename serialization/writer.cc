@@ -58,7 +58,11 @@ fbs::Offset<fb::Signature> WriteSignature(fbs::FlatBufferBuilder& b, const Signa
   for (const ValueSignatureSpec& p : sig.params) params.push_back(WriteValueSignature(b, p));
   auto params_vec = b.CreateVector(params);
   auto result = WriteValueSignature(b, sig.result);
-  return fb::CreateSignature(b, params_vec, result);
+  // Unchecked here (the verifier checks them), so tests can write bad files.
+  fbs::Offset<fbs::Vector<fbs::Offset<fbs::String>>> input_names, output_names;
+  if (!sig.input_names.empty()) input_names = b.CreateVectorOfStrings(sig.input_names);
+  if (!sig.output_names.empty()) output_names = b.CreateVectorOfStrings(sig.output_names);
+  return fb::CreateSignature(b, params_vec, result, input_names, output_names);
 }
 
 fbs::Offset<fb::Function> WriteFunction(fbs::FlatBufferBuilder& b, const FunctionSpec& f) {

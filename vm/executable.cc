@@ -113,6 +113,13 @@ StatusOr<size_t> FileSize(int fd, const std::string& path) {
 
 }  // namespace
 
+std::vector<std::string> DefaultOutputNames(size_t count) {
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (size_t i = 0; i < count; ++i) names.push_back("output" + std::to_string(i));
+  return names;
+}
+
 const char* FunctionKindName(FunctionKind kind) {
   switch (kind) {
     case FunctionKind::kBytecode: return "bytecode";
@@ -227,7 +234,18 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
             for (const fb::ValueSignature* p : *sig->params()) out.param_signatures.push_back(ReadValueSignature(*p));
           }
           out.result_signature = ReadValueSignature(*sig->result());
+          // The verifier proved the counts: one per parameter, one per result tensor.
+          if (sig->input_names()) {
+            for (const fbs::String* n : *sig->input_names()) out.input_names.push_back(Str(n));
+          }
+          if (sig->output_names()) {
+            for (const fbs::String* n : *sig->output_names()) out.output_names.push_back(Str(n));
+          } else {
+            const bool tuple = out.result_signature.kind == "tuple";
+            out.output_names = DefaultOutputNames(tuple ? out.result_signature.fields.size() : 1);
+          }
         }
+        if (out.input_names.empty()) out.input_names = out.param_names;
       } else if (out.kind == FunctionKind::kCompiledKernel) {
         out.module_index = f->module_index();
         out.symbol = f->symbol()->str();

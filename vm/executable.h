@@ -97,7 +97,19 @@ struct VMFunction {
   bool has_signature = false;
   std::vector<ValueSignature> param_signatures;  // one per parameter
   ValueSignature result_signature;
+  // Bytecode functions: the names a serving protocol addresses tensors by (format 1.6,
+  // Signature.input_names / output_names; an ONNX model's graph input and output names,
+  // which param_names cannot always keep: those are text IR identifiers).
+  //
+  // The model's names of the parameters (ONNX graph inputs); param_names when the file records none.
+  std::vector<std::string> input_names;
+  // One per result tensor (a tuple's fields, else one); "output0", "output1", .. when the file
+  // records none. Empty when has_signature is false: the result's shape is not known then.
+  std::vector<std::string> output_names;
 };
+
+// The names VMFunction::output_names defaults to: "output0", "output1", ...
+std::vector<std::string> DefaultOutputNames(size_t count);
 
 // Description of a native module, for inspection.
 struct NativeModuleInfo {

@@ -60,6 +60,18 @@ namespace {
 
 // The compiler's memory plan of one function: storages with the tensors placed in
 // them, what was left to the pooled allocator, and the bounds the plan relies on.
+// The model's own names of the inputs and outputs (format 1.6), when they are not
+// just the parameter names and "output0", "output1", ..: what a server calls them.
+void DescribeModelNames(const VMFunction& f, std::ostringstream& out) {
+  auto list = [&](const char* what, const std::vector<std::string>& names) {
+    out << "      " << what << ":";
+    for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : " ") << Quote(names[i]);
+    out << "\n";
+  };
+  if (f.input_names != f.param_names) list("model input names", f.input_names);
+  if (f.output_names != DefaultOutputNames(f.output_names.size())) list("model output names", f.output_names);
+}
+
 void DescribeMemoryPlan(const serialization::MemoryPlanSpec& plan, std::ostringstream& out) {
   if (plan.empty()) return;
   out << "      memory plan: " << plan.storages.size() << " storage" << (plan.storages.size() == 1 ? "" : "s") << ", "
@@ -141,6 +153,7 @@ std::string DescribeExecutable(const Executable& exe) {
           out << ")";
         }
         out << "  registers " << f.num_registers << "  code " << f.code.size() << " words\n";
+        DescribeModelNames(f, out);
         DescribeMemoryPlan(f.memory_plan, out);
         out << DisassembleFunction(exe, f);
         break;

@@ -32,4 +32,12 @@ std::optional<std::vector<tir::PrimExpr>> IntListExprs(const AttrValue& value) {
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string>> StringList(const AttrValue& value) {
+  if (const auto* list = std::get_if<std::vector<std::string>>(&value)) return *list;
+  if (const auto* ints = std::get_if<std::vector<int64_t>>(&value); ints != nullptr && ints->empty()) {
+    return std::vector<std::string>{};
+  }
+  return std::nullopt;
+}
+
 }  // namespace strata::ir

@@ -233,10 +233,12 @@ StatusOr<AttrValue> Parser::ParseAttrValue() {
     return AttrValue(t.text);
   }
   if (t.IsPunct("[")) {
-    // Integers, or expressions of the function's shape variables (end=[t]).
+    // Integers, or expressions of the function's shape variables (end=[t]), or
+    // strings (input_names = ["input.1"]). `[]` is the empty list of integers.
     Next();
     std::vector<PrimExpr> values;
     if (TryPunct("]")) return AttrValue(std::vector<int64_t>{});
+    if (Peek().kind == TokenKind::kString) return ParseStringListRest();
     while (true) {
       STRATA_ASSIGN_OR_RETURN(PrimExpr value, ParseIndexLike("an attribute list element"));
       values.push_back(arith::Simplify(value));  // -1 is the constant, not 0 - 1
@@ -273,7 +275,20 @@ StatusOr<AttrValue> Parser::ParseAttrValue() {
     STRATA_ASSIGN_OR_RETURN(PrimExpr imm, MakeLiteral(e, DataType::I64()));
     return AttrValue(*tir::AsConstInt(imm));
   }
-  return Expected("an attribute value (integer, float, string, true/false, [integers] or a dtype)");
+  return Expected("an attribute value (integer, float, string, true/false, [integers], [strings] or a dtype)");
+}
+
+StatusOr<AttrValue> Parser::ParseStringListRest() {
+  std::vector<std::string> values;
+  while (true) {
+    const Token t = Peek();
+    if (t.kind != TokenKind::kString) return Expected("a string (a list that starts with a string holds only strings)");
+    Next();
+    values.push_back(t.text);
+    if (TryPunct(",")) continue;
+    STRATA_RETURN_IF_ERROR(Expect("]", "to close the attribute list"));
+    return AttrValue(std::move(values));
+  }
 }
 
 }  // namespace text_parser

@@ -143,6 +143,8 @@ class Parser {
   StatusOr<DataType> ParseDType();
   StatusOr<Attrs> ParseAttrBlock();
   StatusOr<AttrValue> ParseAttrValue();
+  // The rest of a list of strings, after its '['.
+  StatusOr<AttrValue> ParseStringListRest();
   StatusOr<int64_t> ParseSmallInt(const std::string& what);
 
   // ------------------------------------------------------------ scalar expressions

@@ -648,6 +648,11 @@ std::string PrintAttrValue(const AttrValue& value) {
     for (size_t i = 0; i < symbolic->values.size(); ++i) out += (i ? ", " : "") + PrintPrimExpr(symbolic->values[i]);
     return out + "]";
   }
+  if (const auto* strings = std::get_if<std::vector<std::string>>(&value)) {
+    std::string out = "[";
+    for (size_t i = 0; i < strings->size(); ++i) out += (i ? ", " : "") + QuoteString((*strings)[i]);
+    return out + "]";
+  }
   return std::get<DataType>(value).ToString();
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ bool SameDouble(double x, double y) {
 }
 
 bool SameAttrValue(const AttrValue& a, const AttrValue& b) {
+  // `[]` is the empty list whatever its elements: the text IR cannot tell them apart.
+  const std::optional<std::vector<std::string>> strings_a = StringList(a), strings_b = StringList(b);
+  if (strings_a && strings_b) return *strings_a == *strings_b;
   if (a.index() != b.index()) return false;
   if (const double* d = std::get_if<double>(&a)) return SameDouble(*d, std::get<double>(b));
   return a == b;

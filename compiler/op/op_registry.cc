@@ -51,6 +51,7 @@ std::string_view ValueKindName(const ir::AttrValue& value) {
   if (std::holds_alternative<std::string>(value)) return AttrKindName(AttrKind::kString);
   if (std::holds_alternative<std::vector<int64_t>>(value)) return AttrKindName(AttrKind::kInts);
   if (std::holds_alternative<ir::SymbolicInts>(value)) return AttrKindName(AttrKind::kIntExprs);
+  if (std::holds_alternative<std::vector<std::string>>(value)) return "a list of strings";  // no operator takes one
   return AttrKindName(AttrKind::kDataType);
 }
 

@@ -167,6 +167,8 @@ nb::dict DescribeFunction(const vm::VMFunction& f) {
   nb::dict out;
   out["name"] = f.name;
   out["param_names"] = f.param_names;
+  out["input_names"] = f.input_names;
+  out["output_names"] = f.output_names;
   if (f.has_signature) {
     nb::list params;
     for (const vm::ValueSignature& p : f.param_signatures) params.append(DescribeSignature(p));
@@ -208,22 +210,49 @@ struct PyVirtualMachine {
     return *index;
   }
 
-  std::vector<vm::Value> Arguments(int32_t index, nb::handle args) const {
+  // The arguments in parameter order: the positional ones first, then each keyword
+  // argument by its parameter's name or by the model's name of that input (format
+  // 1.6: vm.main(**{"input.1": x}) for an ONNX input the IR calls input_1).
+  std::vector<vm::Value> Arguments(int32_t index, nb::handle args, nb::handle kwargs = nb::handle()) const {
     const vm::VMFunction& f = exe.executable->functions()[static_cast<size_t>(index)];
+    const size_t num_params = static_cast<size_t>(f.num_params);
     const size_t count = nb::len(args);
-    if (count != static_cast<size_t>(f.num_params)) {
+    const size_t num_keywords = kwargs.is_valid() ? nb::len(kwargs) : 0;
+    auto fail = [&](const std::string& what) {
       std::string params;
-      for (const std::string& p : f.param_names) params += (params.empty() ? "" : ", ") + p;
-      throw nb::type_error(("function '" + f.name + "' expects " + std::to_string(f.num_params) + " argument" +
-                            (f.num_params == 1 ? "" : "s") + " (" + params + "), got " + std::to_string(count))
+      for (size_t i = 0; i < num_params; ++i) {
+        params += (params.empty() ? "" : ", ") + f.param_names[i];
+        if (f.input_names[i] != f.param_names[i]) params += " ('" + f.input_names[i] + "')";
+      }
+      throw nb::type_error(("function '" + f.name + "' expects " + std::to_string(num_params) + " argument" +
+                            (num_params == 1 ? "" : "s") + " (" + params + "), " + what)
                                .c_str());
+    };
+    if (num_keywords == 0 && count != num_params) fail("got " + std::to_string(count));
+    if (count > num_params) fail("got " + std::to_string(count) + " positional");
+    std::vector<nb::handle> given(num_params);
+    size_t i = 0;
+    for (nb::handle arg : args) given[i++] = arg;
+    if (num_keywords > 0) {
+      for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
+        const std::string name = nb::cast<std::string>(key);
+        size_t p = 0;
+        while (p < num_params && f.param_names[p] != name && f.input_names[p] != name) ++p;
+        if (p == num_params) fail("got an unexpected keyword argument '" + name + "'");
+        if (given[p].is_valid()) {
+          fail("got argument " + std::to_string(p) + " ('" + f.param_names[p] + "') twice, the second time as '" +
+               name + "'");
+        }
+        given[p] = value;
+      }
+      for (size_t p = 0; p < num_params; ++p) {
+        if (!given[p].is_valid()) fail("argument " + std::to_string(p) + " ('" + f.param_names[p] + "') is missing");
+      }
     }
     std::vector<vm::Value> values;
-    values.reserve(count);
-    size_t i = 0;
-    for (nb::handle arg : args) {
-      values.push_back(ToValue(arg, ArgumentContext{f.name, i, f.param_names[i], {}}));
-      ++i;
+    values.reserve(num_params);
+    for (size_t p = 0; p < num_params; ++p) {
+      values.push_back(ToValue(given[p], ArgumentContext{f.name, p, f.param_names[p], {}}));
     }
     return values;
   }
@@ -241,10 +270,12 @@ struct PyVirtualMachine {
     return *std::move(result);
   }
 
-  nb::object Invoke(const std::string& name, nb::handle args) { return InvokeIndex(EntryIndex(name), args); }
+  nb::object Invoke(const std::string& name, nb::handle args, nb::handle kwargs) {
+    return InvokeIndex(EntryIndex(name), args, kwargs);
+  }
 
-  nb::object InvokeIndex(int32_t index, nb::handle args) {
-    const std::vector<vm::Value> values = Arguments(index, args);
+  nb::object InvokeIndex(int32_t index, nb::handle args, nb::handle kwargs) {
+    const std::vector<vm::Value> values = Arguments(index, args, kwargs);
     return FromValue(Run(index, values));
   }
 
@@ -386,7 +417,7 @@ NB_MODULE(_strata, m) {
   nb::class_<PyVirtualMachine>(m, "VirtualMachine")
       .def(nb::init<const PyExecutable&, const std::map<std::string, std::string>&>(), nb::arg("executable"),
            nb::arg("device_options"))
-      .def("invoke", &PyVirtualMachine::Invoke, nb::arg("name"), nb::arg("args"))
+      .def("invoke", &PyVirtualMachine::Invoke, nb::arg("name"), nb::arg("args"), nb::arg("kwargs"))
       .def("profile", &PyVirtualMachine::Profile, nb::arg("name"), nb::arg("args"), nb::arg("repeat"), nb::arg("trace"))
       .def(
           "function",
@@ -401,7 +432,8 @@ NB_MODULE(_strata, m) {
       .def_prop_ro("executable", [](const PyVirtualMachine& v) { return v.exe; });
 
   nb::class_<PyFunction>(m, "Function", "An entry point of a VirtualMachine: call it with the arguments.")
-      .def("__call__", [](PyFunction& f, nb::args args) { return f.machine->InvokeIndex(f.index, args); })
+      .def("__call__", [](PyFunction& f, nb::args args,
+                          nb::kwargs kwargs) { return f.machine->InvokeIndex(f.index, args, kwargs); })
       .def_ro("name", &PyFunction::name)
       .def("__repr__", [](const PyFunction& f) { return "<strata function " + f.name + ">"; });
 

@@ -34,11 +34,22 @@ class Parameter:
 
 @dataclasses.dataclass(frozen=True)
 class Function:
-    """An entry point of an executable: its parameters and its result."""
+    """An entry point of an executable: its parameters and its result.
+
+    input_names are the model's own names of the parameters (an ONNX model's graph
+    input names, such as "input.1", which the parameter names cannot always keep:
+    those are identifiers, "input_1"); the parameter names when the executable records
+    none. output_names has one name per result tensor (per field of a tuple result,
+    else one): an ONNX model's graph output names, else "output0", "output1", ..
+    (empty for executables older than format 1.4, which do not describe the result).
+    A function takes keyword arguments by either name: vm.main(**{"input.1": x}).
+    """
 
     name: str
     params: Tuple[Parameter, ...]
     result: Optional[Parameter] = None
+    input_names: Tuple[str, ...] = ()
+    output_names: Tuple[str, ...] = ()
 
     def __str__(self) -> str:
         params = ", ".join(f"{p.name}: {p.text}" if p.text else p.name for p in self.params)
@@ -80,7 +91,8 @@ class Executable:
             signatures = f.get("param_signatures") or [None] * len(f["param_names"])
             params = tuple(_parameter(n, s) for n, s in zip(f["param_names"], signatures))
             result = f.get("result_signature")
-            out[f["name"]] = Function(f["name"], params, _parameter("result", result) if result else None)
+            out[f["name"]] = Function(f["name"], params, _parameter("result", result) if result else None,
+                                      tuple(f["input_names"]), tuple(f["output_names"]))
         return out
 
     @property
@@ -250,6 +262,10 @@ class Profile:
 class VirtualMachine:
     """Runs the functions of an Executable: vm["main"](x, w) or vm.main(x, w).
 
+    Arguments may also be given by keyword, by the parameter's name or by the model's
+    name of that input (Function.input_names): vm.main(x=x, w=w), or for an ONNX model
+    whose input is "input.1" (parameter input_1), vm.main(**{"input.1": x}).
+
     Arguments: strata.Tensor, anything with __dlpack__ or the buffer protocol on the
     CPU (numpy, PyTorch, JAX: passed without a copy when C-contiguous), ints, floats,
     tuples. Results are strata.Tensor (np.from_dlpack / torch.from_dlpack share their
@@ -299,9 +315,9 @@ class VirtualMachine:
         self.__dict__[name] = function  # later vm.main lookups skip __getattr__
         return function
 
-    def invoke(self, name: str, *args: Any) -> Any:
-        """Calls the entry point `name` (the same as vm[name](*args))."""
-        return self._native.invoke(name, args)
+    def invoke(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Calls the entry point `name` (the same as vm[name](*args, **kwargs))."""
+        return self._native.invoke(name, args, kwargs)
 
     def profile(self, function: str, *args: Any, repeat: int = 1,
                 trace: Optional[Union[str, os.PathLike]] = None) -> Profile:

@@ -585,3 +585,20 @@ def _(rng):
         node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad"),
     ], [{"n": 1, "h": 3}, {"n": 2, "h": 8}, {"n": 3, "h": 5}],
         inits={"four": i64([4]), "zero": i64([0]), "axes": i64([1])})
+
+
+# --------------------------------------------------------------------------
+# The graph's interface
+# --------------------------------------------------------------------------
+
+
+@case("graph_io_names", "graph input and output names that are not identifiers ('input.1', 'mask/0'), two "
+      "outputs listed in another order than computed: probs = Softmax(logits), logits = MatMul(input.1, w) + mask/0: "
+      "(n,4), (n,3) -> (n,3), (n,3)")
+def _(rng):
+    return Case(None, None, [("input.1", F32, ("n", 4)), ("mask/0", F32, ("n", 3))],
+                [("probs", F32, ("n", 3)), ("logits", F32, ("n", 3))], [
+                    node("MatMul", ["input.1", "w"], ["scores"], name="matmul"),
+                    node("Add", ["scores", "mask/0"], ["logits"], name="add"),
+                    node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
+                ], N_RUNS, inits={"w": w_normal(rng, (4, 3))})

@@ -192,7 +192,7 @@ TEST_F(Cli, InspectShowsVersionFunctionsBytecodeAndKernels) {
   ASSERT_EQ(Run("inspect " + exe_, &out), 0) << out;
   // The matmul's result is an intermediate: the plan puts it in a symbolic storage.
   for (const char* expected :
-       {"format 1.5", "checksums: XXH3-64 over every byte, verified",
+       {"format 1.6", "checksums: XXH3-64 over every byte, verified",
         "[0] main  bytecode  (x: Tensor[ndim=2, f32], w: Tensor[ndim=2, f32]) -> Tensor[(m, k), f32]", "tir_matmul",
         "tir_relu", "vm.builtin.match_shape", "ret", "memory plan: 1 storage, 1 tensor planned, 1 pooled",
         "(symbolic, reused)"}) {
@@ -264,6 +264,42 @@ TEST_F(Cli, CorruptExecutablesGiveOneLineErrors) {
     int code = Run("run " + WriteVariant("flip.stx", flipped) + args, &out);
     EXPECT_TRUE(code == 0 || code == 1) << "byte " << pos << ": exit " << code << "\n" << out;
   }
+}
+
+// An ONNX model's own input and output names (format 1.6): inspect lists them,
+// run labels each result with its name; a model without them prints as before.
+TEST_F(Cli, InspectAndRunUseTheModelsInputAndOutputNames) {
+  std::string out;
+  const std::string fixture = SourcePath("tests/fixtures/onnx_ops/graph_io_names");
+  const std::string stx = (dir_ / "io.stx").string();
+  ASSERT_EQ(Run("compile " + fixture + "/model.onnx -o " + stx, &out), 0) << out;
+  ASSERT_EQ(Run("inspect " + stx, &out), 0) << out;
+  EXPECT_NE(out.find("\n      model input names: \"input.1\", \"mask/0\"\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n      model output names: \"probs\", \"logits\"\n"), std::string::npos) << out;
+  ASSERT_EQ(Run("inspect " + exe_, &out), 0) << out;
+  EXPECT_EQ(out.find("model input names"), std::string::npos) << out;
+  EXPECT_EQ(out.find("model output names"), std::string::npos) << out;
+
+  const std::string inputs = " --input=@" + fixture + "/run_1/in0.npy --input=@" + fixture + "/run_1/in1.npy";
+  ASSERT_EQ(Run("run " + stx + inputs, &out), 0) << out;
+  EXPECT_EQ(out.rfind("probs: 3x3xf32=", 0), 0u) << out;
+  EXPECT_NE(out.find("\nlogits: 3x3xf32="), std::string::npos) << out;
+  const std::string expected =
+      " --expected-output=@" + fixture + "/run_1/out0.npy --expected-output=@" + fixture + "/run_1/out1.npy";
+  ASSERT_EQ(Run("run " + stx + inputs + expected, &out), 0) << out;
+  EXPECT_EQ(out.rfind("[ok] result #0 (probs) matches (Tensor[(3, 3), f32], max abs diff ", 0), 0u) << out;
+  EXPECT_NE(out.find("\n[ok] result #1 (logits) matches (Tensor[(3, 3), f32], max abs diff "), std::string::npos)
+      << out;
+  const std::string swapped =
+      " --expected-output=@" + fixture + "/run_1/out1.npy --expected-output=@" + fixture + "/run_1/out0.npy";
+  EXPECT_EQ(Run("run " + stx + inputs + swapped, &out), 1) << out;
+  EXPECT_EQ(out.rfind("[FAILED] result #0 (probs): ", 0), 0u) << out;
+  EXPECT_NE(out.find("[FAILED] result #1 (logits): "), std::string::npos) << out;
+  // --output still takes the results in order.
+  const std::string probs = (dir_ / "probs.npy").string(), logits = (dir_ / "logits.npy").string();
+  ASSERT_EQ(Run("run " + stx + inputs + " --output=" + probs + " --output=" + logits, &out), 0) << out;
+  ASSERT_EQ(Run("run " + stx + inputs + " --expected-output=@" + probs + " --expected-output=@" + logits, &out), 0)
+      << out;
 }
 
 // Damaged weights: refused naming the constant unless the checksums are

@@ -24,8 +24,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The first word of each line of `path`: the names in a fixture's inputs.txt / outputs.txt.
+std::vector<std::string> FirstWords(const fs::path& path) {
+  std::vector<std::string> words;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) words.push_back(line.substr(0, line.find(' ')));
+  }
+  return words;
+}
+
 // Imports `dir`/model.onnx, compiles it once, and checks every run_<k> (inputs
-// in<i>.npy, outputs out<i>.npy from onnxruntime), whatever the dtypes.
+// in<i>.npy, outputs out<i>.npy from onnxruntime), whatever the dtypes, and that
+// main keeps the graph's input and output names (inputs.txt, outputs.txt).
 // `check_exe` (optional) asserts on the compiled executable (what was offloaded).
 void CheckOnnxFixture(const fs::path& dir, double rtol, double atol, int min_runs,
                       const driver::CompileOptions& options = {},
@@ -37,6 +49,10 @@ void CheckOnnxFixture(const fs::path& dir, double rtol, double atol, int min_run
   auto exe = vm::Executable::LoadFromBytes(*bytes);
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   if (check_exe) check_exe(**exe);
+  std::optional<int32_t> main = (*exe)->FindEntryPoint("main");
+  ASSERT_TRUE(main.has_value());
+  EXPECT_EQ((*exe)->functions()[static_cast<size_t>(*main)].input_names, FirstWords(dir / "inputs.txt"));
+  EXPECT_EQ((*exe)->functions()[static_cast<size_t>(*main)].output_names, FirstWords(dir / "outputs.txt"));
   vm::VirtualMachine machine(*exe);
   const vm::Tolerance tolerance{rtol, atol};
   int runs = 0;
@@ -229,6 +245,58 @@ std::string OneNodeModel(const std::string& op_type, int64_t opset, const std::s
   auto* y = g->add_output();
   y->set_name("y");
   return model.SerializeAsString();
+}
+
+// Clients ask for inputs and outputs by the model's names ("input.1", "probs"): the
+// importer records them on main, every pass keeps them, and the executable has them.
+TEST(OnnxImport, TheGraphsInputAndOutputNamesSurviveCompilation) {
+  const fs::path dir = fs::path(SourcePath("tests/fixtures/onnx_ops")) / "graph_io_names";
+  std::ifstream file(dir / "model.onnx", std::ios::binary);
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromIstream(&file));
+  // An initializer that is a graph input too is no parameter, and has no input name.
+  *model.mutable_graph()->add_input() = model.graph().input(0);
+  model.mutable_graph()->mutable_input(2)->set_name("w");
+  auto module = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const graph::Function main = module->GetGraphFunction("main");
+  ASSERT_NE(main, nullptr);
+  ASSERT_EQ(main->params.size(), 2u);
+  EXPECT_EQ(main->params[0]->name, "input_1");
+  EXPECT_EQ(main->params[1]->name, "mask_0");
+  const std::vector<std::string> inputs = {"input.1", "mask/0"}, outputs = {"probs", "logits"};
+  EXPECT_EQ(std::get<std::vector<std::string>>(main->attrs.at("input_names")), inputs);
+  EXPECT_EQ(std::get<std::vector<std::string>>(main->attrs.at("output_names")), outputs);
+  const std::string text = ir::PrintModule(*module);
+  EXPECT_NE(text.find("input_names = [\"input.1\", \"mask/0\"], output_names = [\"probs\", \"logits\"]"),
+            std::string::npos)
+      << text;
+
+  // Every pipeline: the default one, without fusion or memory planning, and with BYOC.
+  std::vector<driver::CompileOptions> pipelines(4);
+  pipelines[1].fuse = false;
+  pipelines[2].plan_memory = false;
+  pipelines[3].byoc_backends = {"dnnl"};
+  for (const driver::CompileOptions& options : pipelines) {
+    auto bytes = driver::Compile(*module, options);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+    auto exe = vm::Executable::LoadFromBytes(*bytes);
+    ASSERT_TRUE(exe.ok()) << exe.status().message();
+    const vm::VMFunction& f = (*exe)->functions()[static_cast<size_t>(*(*exe)->FindEntryPoint("main"))];
+    EXPECT_EQ(f.param_names, (std::vector<std::string>{"input_1", "mask_0"}));
+    EXPECT_EQ(f.input_names, inputs);
+    EXPECT_EQ(f.output_names, outputs);
+  }
+}
+
+TEST(OnnxImport, AGraphOutputListedTwiceIsRefusedByName) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(OneNodeModel("Relu", 17)));
+  *model.mutable_graph()->add_output() = model.graph().output(0);
+  auto imported = frontend::ImportOnnxBytes(model.SerializeAsString(), "m.onnx");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().message(),
+            "m.onnx: graph output 'y' is listed twice (outputs 0 and 1); output names must be distinct");
 }
 
 TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {

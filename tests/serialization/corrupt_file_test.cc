@@ -58,7 +58,7 @@ ExecutableBuilder SmallExecutable() {
   const serialization::ValueSignatureSpec result{"tensor", "f32", 2, {"2", "2"}, {}, "Tensor[(2, 2), f32]"};
   b.spec.functions[static_cast<size_t>(helper)].signature = serialization::SignatureSpec{{result}, result};
   b.spec.functions[static_cast<size_t>(main)].signature =
-      serialization::SignatureSpec{{tensor, {"prim", "i64", -1, {}, {}, "Prim[i64]"}}, result};
+      serialization::SignatureSpec{{tensor, {"prim", "i64", -1, {}, {}, "Prim[i64]"}}, result, {"x.0", "n"}, {"y"}};
   return b;
 }
 
@@ -163,12 +163,12 @@ std::vector<uint8_t> WithVersion(uint32_t major, uint32_t minor) {
 
 TEST(CorruptFileTest, VersionsTheRuntimeCannotReadAreRefusedWithBothVersions) {
   EXPECT_EQ(LoadError(WithVersion(2, 0)),
-            "executable format version 2.0 is newer than this runtime supports (1.5); upgrade the runtime");
+            "executable format version 2.0 is newer than this runtime supports (1.6); upgrade the runtime");
   EXPECT_EQ(vm::Executable::LoadFromBytes(WithVersion(2, 0)).status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(LoadError(WithVersion(1, 6)),
-            "executable format version 1.6 is newer than this runtime supports (1.5); upgrade the runtime");
+  EXPECT_EQ(LoadError(WithVersion(1, 7)),
+            "executable format version 1.7 is newer than this runtime supports (1.6); upgrade the runtime");
   EXPECT_EQ(LoadError(WithVersion(0, 9)),
-            "executable format version 0.9 is older than this runtime supports (1.5); recompile the model");
+            "executable format version 0.9 is older than this runtime supports (1.6); recompile the model");
   RegisterTestFunctions();
   EXPECT_NE(LoadOrDie(WithVersion(serialization::kFormatMajor, serialization::kFormatMinor)), nullptr);
 }
@@ -179,7 +179,7 @@ TEST(CorruptFileTest, VersionIsCheckedBeforeTheRestOfTheFileIsTrusted) {
   std::vector<uint8_t> mangled = bytes;
   for (size_t i = mangled.size() / 2; i < mangled.size(); ++i) mangled[i] = 0xee;
   EXPECT_EQ(LoadError(mangled),
-            "executable format version 3.1 is newer than this runtime supports (1.5); upgrade the runtime");
+            "executable format version 3.1 is newer than this runtime supports (1.6); upgrade the runtime");
 }
 
 // main with two library functions before it, so it is functions[2], and an
@@ -466,6 +466,44 @@ TEST(CorruptFileTest, SignaturesAreChecked) {
   int32_t null = library.Library("vm.builtin.null");
   library.spec.functions[static_cast<size_t>(null)].signature = serialization::SignatureSpec{{}, prim};
   EXPECT_EQ(LoadError(library.Write()), "functions[0] 'vm.builtin.null': only bytecode functions have a signature");
+}
+
+// 1.6: servers look tensors up by the model's input and output names, so there is
+// one per parameter and per result tensor, each printable, non-empty and distinct.
+TEST(CorruptFileTest, ModelNamesAreChecked) {
+  using serialization::ValueSignatureSpec;
+  const ValueSignatureSpec tensor{"tensor", "f32", 1, {"n"}, {}, "Tensor[(n,), f32]"};
+  const ValueSignatureSpec pair{"tuple", "", -1, {}, {tensor, tensor}, "Tuple[Tensor[(n,), f32], Tensor[(n,), f32]]"};
+  auto build = [&](std::vector<std::string> inputs, std::vector<std::string> outputs, bool tuple = true) {
+    ExecutableBuilder b;
+    CodeBuilder code;
+    code.Ret(0);
+    int32_t index = b.Bytecode("main", {"x", "y"}, 2, code);
+    b.spec.functions[static_cast<size_t>(index)].signature =
+        serialization::SignatureSpec{{tensor, tensor}, tuple ? pair : tensor, std::move(inputs), std::move(outputs)};
+    return b.Write();
+  };
+  std::shared_ptr<const vm::Executable> good = LoadOrDie(build({"input.1", "y"}, {"probs", "logits"}));
+  ASSERT_NE(good, nullptr);
+  EXPECT_EQ(good->functions()[0].input_names, (std::vector<std::string>{"input.1", "y"}));
+  EXPECT_EQ(good->functions()[0].output_names, (std::vector<std::string>{"probs", "logits"}));
+  EXPECT_NE(LoadOrDie(build({}, {"probs"}, /*tuple=*/false)), nullptr);
+
+  EXPECT_EQ(LoadError(build({"a"}, {})), "functions[0] 'main': signature has 1 input_names for 2 parameters");
+  EXPECT_EQ(LoadError(build({"a", "b", "c"}, {})), "functions[0] 'main': signature has 3 input_names for 2 parameters");
+  EXPECT_EQ(LoadError(build({}, {"p"})), "functions[0] 'main': signature has 1 output_names for 2 result tuple fields");
+  EXPECT_EQ(LoadError(build({}, {"p", "q"}, /*tuple=*/false)),
+            "functions[0] 'main': signature has 2 output_names for 1 result");
+  EXPECT_EQ(LoadError(build({"a", ""}, {})), "functions[0] 'main': signature.input_names[1] is empty");
+  EXPECT_EQ(LoadError(build({}, {"p", "p"})),
+            "functions[0] 'main': signature.output_names[1] 'p' repeats output_names[0]");
+  EXPECT_EQ(LoadError(build({"a", "b\x1b[2J"}, {})),
+            "functions[0] 'main': signature.input_names[1] is not printable text or longer than 4096 bytes "
+            "('b\\x1b[2J')");
+  EXPECT_EQ(
+      LoadError(build({}, {"p", std::string(4097, 'q')}))
+          .rfind("functions[0] 'main': signature.output_names[1] is not printable text or longer than 4096 bytes", 0),
+      0u);
 }
 
 // The writer always writes a result; a file may still lack one. (Written as a 1.4

@@ -173,6 +173,47 @@ TEST(WriterTest, SignaturesRoundTripThroughTheLoader) {
   ExpectValueSignature(main.result_signature, want.result);
 }
 
+// 1.6: the model's own names of the inputs and outputs, as written.
+TEST(WriterTest, ModelNamesRoundTripThroughTheLoader) {
+  ExecutableBuilder b = WithSignature();
+  b.spec.functions[0].signature->input_names = {"input.1", "n:0", "pair of things"};
+  b.spec.functions[0].signature->output_names = {"probs"};
+  auto exe = vm::Executable::LoadFromBytes(b.Write());
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  const vm::VMFunction& main = (*exe)->functions()[0];
+  EXPECT_EQ(main.param_names, (std::vector<std::string>{"x", "n", "t"}));
+  EXPECT_EQ(main.input_names, (std::vector<std::string>{"input.1", "n:0", "pair of things"}));
+  EXPECT_EQ(main.output_names, std::vector<std::string>{"probs"});
+}
+
+// Files that record no names (1.5 and older, or a function compiled without them):
+// the parameter names, and "output0".. one per result tensor (a tuple's fields).
+TEST(WriterTest, ModelNamesDefaultWhenTheFileRecordsNone) {
+  auto load = [](const ExecutableBuilder& b, uint32_t minor) {
+    serialization::WriteOptions options;
+    options.format_minor = minor;
+    options.checksums = minor >= serialization::kFirstMinorWithChecksums;
+    auto exe = vm::Executable::LoadFromBytes(serialization::WriteExecutable(b.spec, options));
+    EXPECT_TRUE(exe.ok()) << exe.status().message();
+    EXPECT_EQ((*exe)->format_minor(), minor);
+    return *exe;
+  };
+  ExecutableBuilder single = WithSignature();
+  for (uint32_t minor : {4u, 5u, serialization::kFormatMinor}) {
+    std::shared_ptr<const vm::Executable> exe = load(single, minor);
+    EXPECT_EQ(exe->functions()[0].input_names, (std::vector<std::string>{"x", "n", "t"})) << minor;
+    EXPECT_EQ(exe->functions()[0].output_names, std::vector<std::string>{"output0"}) << minor;
+  }
+  ExecutableBuilder tuple = WithSignature();
+  serialization::ValueSignatureSpec& result = tuple.spec.functions[0].signature->result;
+  result = Sig("tuple", "", -1, {}, "Tuple[Prim[i64], Object, Object]",
+               {Sig("prim", "i64", -1, {}, "Prim[i64]"), Sig("object", "", -1, {}, "Object"),
+                Sig("object", "", -1, {}, "Object")});
+  EXPECT_EQ(load(tuple, 5)->functions()[0].output_names, (std::vector<std::string>{"output0", "output1", "output2"}));
+  result = Sig("tuple", "", -1, {}, "Tuple[]");
+  EXPECT_TRUE(load(tuple, 5)->functions()[0].output_names.empty());
+}
+
 // A 1.3 file has no signatures: it loads, and says so.
 TEST(WriterTest, FilesWithoutSignaturesStillLoad) {
   ExecutableBuilder b;
@@ -189,6 +230,9 @@ TEST(WriterTest, FilesWithoutSignaturesStillLoad) {
   EXPECT_TRUE(main.param_signatures.empty());
   EXPECT_EQ(main.result_signature.kind, "");
   EXPECT_EQ(main.param_names, (std::vector<std::string>{"x", "y"}));
+  // Without a signature the result is not described: no output names, the parameter names as input names.
+  EXPECT_EQ(main.input_names, (std::vector<std::string>{"x", "y"}));
+  EXPECT_TRUE(main.output_names.empty());
 }
 
 // The file variant writes the very bytes WriteExecutable returns; a path it

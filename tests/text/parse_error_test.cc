@@ -298,6 +298,24 @@ const BadInput kBadInputs[] = {
      "}\n",
      "2:12",
      {"prefetch needs a buffer element such as A[i, k]"}},
+    {"StringListWithAnInteger",
+     "func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] attrs {input_names = [\"x\", 1]} {\n"
+     "  return x\n"
+     "}\n",
+     "1:82",
+     {"expected a string (a list that starts with a string holds only strings)", "found '1'"}},
+    {"IntegerListWithAString",
+     "func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] attrs {input_names = [1, \"x\"]} {\n"
+     "  return x\n"
+     "}\n",
+     "1:80",
+     {"string \"x\""}},
+    {"UnclosedStringList",
+     "func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] attrs {input_names = [\"x\" output_names = [\"y\"]} {\n"
+     "  return x\n"
+     "}\n",
+     "1:81",
+     {"expected ']' to close the attribute list", "found 'output_names'"}},
     {"GarbageAtTopLevel",
      "function @main() {\n"
      "}\n",

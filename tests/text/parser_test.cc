@@ -190,6 +190,9 @@ TEST(ParserTest, CallTIRWithShapeVariablesAndGenericOpAttrs) {
   EXPECT_EQ(std::get<bool>(op->attrs.at("keepdims")), true);
   EXPECT_EQ(std::get<std::string>(op->attrs.at("mode")), "same");
   EXPECT_EQ(std::get<DataType>(op->attrs.at("out_dtype")), DataType::Float(16));
+  EXPECT_EQ(std::get<std::vector<std::string>>(op->attrs.at("names")),
+            (std::vector<std::string>{"input.1", "tab\t \"q\" \\", ""}));
+  EXPECT_EQ(std::get<std::vector<int64_t>>(op->attrs.at("empty")), std::vector<int64_t>{});  // `[]` stays ints
   ASSERT_NE(constant, nullptr);
   EXPECT_EQ(constant->data->shape, (std::vector<int64_t>{3}));
   ASSERT_EQ(constant->data->bytes.size(), 12u);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/ir/parser.h"
+#include "compiler/ir/printer.h"
 #include "tests/text/text_test_util.h"
 
 namespace strata::ir {
@@ -137,6 +138,18 @@ TEST(StructuralEqualTest, DetectsEachKindOfDifference) {
        "function @f: assert: message \"a\" vs \"b\""},
       {"prim_func @f() attrs {k = 1} {\n}\n", "prim_func @f() attrs {k = 1.0} {\n}\n",
        "function @f: attr 'k': 1 vs 1.0"},
+      {"func @f(x: Tensor) -> Object attrs {input_names = [\"input.1\"]} {\n  return x\n}\n",
+       "func @f(x: Tensor) -> Object attrs {input_names = [\"input.2\"]} {\n  return x\n}\n",
+       "function @f: attr 'input_names': [\"input.1\"] vs [\"input.2\"]"},
+      {"func @f(x: Tensor) -> Object attrs {output_names = [\"a\", \"b\"]} {\n  return x\n}\n",
+       "func @f(x: Tensor) -> Object attrs {output_names = [\"b\", \"a\"]} {\n  return x\n}\n",
+       "function @f: attr 'output_names': [\"a\", \"b\"] vs [\"b\", \"a\"]"},
+      {"func @f(x: Tensor) -> Object attrs {output_names = [\"a\"]} {\n  return x\n}\n",
+       "func @f(x: Tensor) -> Object attrs {output_names = [\"a\", \"a\"]} {\n  return x\n}\n",
+       "function @f: attr 'output_names': [\"a\"] vs [\"a\", \"a\"]"},
+      {"func @f(x: Tensor) -> Object {\n  y = op(x, k=[\"1\"])\n  return y\n}\n",
+       "func @f(x: Tensor) -> Object {\n  y = op(x, k=[1])\n  return y\n}\n",
+       "function @f: binding 0: attr 'k': [\"1\"] vs [1]"},
       {"prim_func @f() {\n}\n\nprim_func @g() {\n}\n", "prim_func @g() {\n}\n\nprim_func @f() {\n}\n",
        "function 0: @f vs @g"},
       {"prim_func @f() {\n}\n", "prim_func @f() {\n}\n\nprim_func @g() {\n}\n", "1 functions vs 2"},
@@ -150,6 +163,30 @@ TEST(StructuralEqualTest, DetectsEachKindOfDifference) {
     EXPECT_EQ(Diff(c.a, c.b), c.why) << c.a << "\n--- vs ---\n" << c.b;
     EXPECT_EQ(Diff(c.b, c.a).empty(), false) << "difference must be symmetric:\n" << c.b;
   }
+}
+
+// The text IR spells every empty list `[]` (and parses it as a list of ints), so
+// an empty list of strings must equal it, or printing and parsing would not round trip.
+TEST(StructuralEqualTest, AnEmptyListOfStringsEqualsTheEmptyList) {
+  IRModule parsed = MustParse("func @f() -> Object attrs {input_names = []} {\n  return 1\n}\n");
+  const auto& f = std::get<graph::Function>(parsed.functions()[0].second);
+  ASSERT_TRUE(std::holds_alternative<std::vector<int64_t>>(f->attrs.at("input_names")));
+  IRModule built;
+  built.Add(
+      "f", std::static_pointer_cast<const graph::FunctionNode>(
+               graph::FunctionNode::make({}, f->body, f->ret_struct_info, {{"input_names", std::vector<std::string>{}}})
+                   .node_ptr()));
+  std::string why;
+  EXPECT_TRUE(StructuralEqual(parsed, built, &why)) << why;
+  EXPECT_TRUE(StructuralEqual(built, parsed, &why)) << why;
+  const std::string printed = PrintModule(built);
+  EXPECT_NE(printed.find("attrs {input_names = []}"), std::string::npos) << printed;
+  EXPECT_TRUE(StructuralEqual(MustParse(printed), built, &why)) << why;
+  // Only the empty lists: a non-empty list of ints is no list of strings.
+  EXPECT_EQ(StringList(AttrValue(std::vector<int64_t>{})), std::vector<std::string>{});
+  EXPECT_EQ(StringList(AttrValue(std::vector<int64_t>{1})), std::nullopt);
+  EXPECT_EQ(StringList(AttrValue(std::string("a"))), std::nullopt);
+  EXPECT_EQ(StringList(AttrValue(std::vector<std::string>{"a"})), std::vector<std::string>{"a"});
 }
 
 TEST(StructuralEqualTest, FreeVariablesOfBareExpressionsMustBeIdentical) {

@@ -15,7 +15,9 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/graph_visitor.h"
+#include "compiler/ir/printer.h"
 #include "serialization/checksum.h"
+#include "support/printable_text.h"
 #include "vm/bytecode/builtin_names.h"
 #include "vm/bytecode/bytecode.h"
 #include "vm/bytecode/encoder.h"
@@ -331,8 +333,49 @@ class FunctionEmitter {
     // A function without a declared result type returns what its body computes.
     const StructInfo& result = func.ret_struct_info.defined() ? func.ret_struct_info : func.body->struct_info;
     if (!ToValueSignature(result, 1, &sig.result)) return too_deep("the result");
+    const bool tuple = sig.result.kind == "tuple";
+    const size_t num_outputs = tuple ? sig.result.fields.size() : 1;
+    STRATA_ASSIGN_OR_RETURN(sig.input_names, ModelNames(func.attrs, "input_names", func.params.size(),
+                                                        func.params.size() == 1 ? "parameter" : "parameters"));
+    STRATA_ASSIGN_OR_RETURN(
+        sig.output_names,
+        ModelNames(func.attrs, "output_names", num_outputs,
+                   tuple ? (num_outputs == 1 ? "result tuple field" : "result tuple fields") : "result (not a tuple)"));
     out->signature = std::move(sig);
     return Status::Ok();
+  }
+
+  // The model's own names of the parameters or of the result tensors (the function's
+  // attr `key`: input_names / output_names, from the ONNX importer or written by hand),
+  // or none when the attr is absent. A server looks tensors up by these names, so
+  // there is one per parameter or result tensor (`count`, described by `what`), each
+  // non-empty and distinct, and printable, as the executable's verifier requires.
+  StatusOr<std::vector<std::string>> ModelNames(const ir::Attrs& attrs, const std::string& key, size_t count,
+                                                const std::string& what) const {
+    auto it = attrs.find(key);
+    if (it == attrs.end()) return std::vector<std::string>{};
+    const std::string where = "VM codegen: function '" + name_ + "': attr '" + key + "'";
+    std::optional<std::vector<std::string>> names = ir::StringList(it->second);
+    if (!names) return Status::Error(where + " must be a list of strings, got " + ir::PrintAttrValue(it->second));
+    if (names->size() != count) {
+      return Status::Error(where + " has " + std::to_string(names->size()) + (names->size() == 1 ? " name" : " names") +
+                           " for " + std::to_string(count) + " " + what);
+    }
+    std::map<std::string, size_t> seen;
+    for (size_t i = 0; i < names->size(); ++i) {
+      const std::string& n = (*names)[i];
+      const std::string at = where + ": name " + std::to_string(i);
+      if (n.empty()) return Status::Error(at + " is empty");
+      if (!IsPrintableText(n, serialization::kMaxNameBytes)) {
+        return Status::Error(at + " '" + PrintableText(n, 64) + "' is not printable text or longer than " +
+                             std::to_string(serialization::kMaxNameBytes) + " bytes");
+      }
+      auto [previous, inserted] = seen.emplace(n, i);
+      if (!inserted) {
+        return Status::Error(at + " '" + PrintableText(n, 64) + "' repeats name " + std::to_string(previous->second));
+      }
+    }
+    return *std::move(names);
   }
 
   static int64_t Register(int64_t index) { return EncodeOperand(OperandKind::kRegister, index); }

@@ -49,11 +49,13 @@ class Importer : public ImportContext {
       values_[init.name()].constant = *data;
     }
     std::vector<graph::Var> params;
+    std::vector<std::string> input_names;
     for (const onnx::ValueInfoProto& input : graph.input()) {
       if (values_.count(input.name())) continue;  // an initializer listed as an input too
       STRATA_ASSIGN_OR_RETURN(graph::StructInfo sinfo, InputStructInfo(input));
       graph::Var param(names_.Fresh(Identifier(input.name(), "input")), sinfo);
       params.push_back(param);
+      input_names.push_back(input.name());
       values_[input.name()].expr = param;
     }
     for (const auto& [name, bounds] : options_.dim_bounds) {
@@ -66,7 +68,16 @@ class Importer : public ImportContext {
 
     std::vector<Expr> outputs;
     std::vector<graph::StructInfo> output_sinfo;
+    std::vector<std::string> output_names;
     for (const onnx::ValueInfoProto& output : graph.output()) {
+      // Clients ask for outputs by name, so one name cannot stand for two of them.
+      auto repeated = std::find(output_names.begin(), output_names.end(), output.name());
+      if (repeated != output_names.end()) {
+        return ErrorStatus() << "graph output '" << output.name() << "' is listed twice (outputs "
+                             << (repeated - output_names.begin()) << " and " << output_names.size()
+                             << "); output names must be distinct";
+      }
+      output_names.push_back(output.name());
       auto it = values_.find(output.name());
       if (it == values_.end()) return ErrorStatus() << "graph output '" << output.name() << "' is never computed";
       STRATA_ASSIGN_OR_RETURN(Expr expr, ExprOf(it->second, output.name()));
@@ -82,6 +93,10 @@ class Importer : public ImportContext {
     for (const auto& [name, bounds] : options_.dim_bounds) {
       attrs["bound_" + name] = std::vector<int64_t>{bounds.first, bounds.second};
     }
+    // The model's own names (parameter names are identifiers: "input.1" became
+    // input_1): the executable records them, and servers address tensors by them.
+    attrs["input_names"] = std::move(input_names);
+    attrs["output_names"] = std::move(output_names);
     ir::IRModule module;
     module.Add("main", std::static_pointer_cast<const graph::FunctionNode>(
                            graph::FunctionNode::make(std::move(params), body, ret, std::move(attrs)).node_ptr()));

@@ -416,6 +416,81 @@ TEST(VMCodegenTest, TooDeeplyNestedAnnotationsAreRejected) {
   EXPECT_EQ(exe.status().message(), "VM codegen: function 'main': parameter 't' nests tuples more than 32 levels deep");
 }
 
+// The model's own names (attrs input_names / output_names) survive the whole
+// pipeline and land in the signature, one per parameter and per result tuple field.
+TEST(VMCodegenTest, ModelInputAndOutputNamesAreRecorded) {
+  ExecutableSpec exe = Compile(R"(
+func @main(input_1: Tensor[(n, 4), f32], mask: Tensor[(n,), f32]) -> Tuple[Tensor[(n, 4), f32], Tensor[(n,), f32]]
+    attrs {input_names = ["input.1", "attention mask"], output_names = ["probs", "logits:0"]} {
+  y = add(input_1, input_1)
+  r = (y, mask)
+  return r
+}
+)");
+  ASSERT_FALSE(exe.functions.empty());
+  ASSERT_TRUE(exe.functions[0].signature.has_value());
+  EXPECT_EQ(exe.functions[0].param_names, (std::vector<std::string>{"input_1", "mask"}));
+  EXPECT_EQ(exe.functions[0].signature->input_names, (std::vector<std::string>{"input.1", "attention mask"}));
+  EXPECT_EQ(exe.functions[0].signature->output_names, (std::vector<std::string>{"probs", "logits:0"}));
+
+  // None recorded without the attrs (the runtime then uses the defaults).
+  ExecutableSpec plain = Compile("func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {\n  return x\n}\n");
+  ASSERT_FALSE(plain.functions.empty());
+  ASSERT_TRUE(plain.functions[0].signature.has_value());
+  EXPECT_TRUE(plain.functions[0].signature->input_names.empty());
+  EXPECT_TRUE(plain.functions[0].signature->output_names.empty());
+
+  // A function of no parameters: `[]` (parsed as the empty list of ints) is its empty list of names.
+  ExecutableSpec none = Compile(R"(
+func @main() -> Tensor[(2,), f32] attrs {input_names = [], output_names = ["ones"]} {
+  c = const(Tensor[(2,), f32], [1.0, 1.0])
+  return c
+}
+)");
+  ASSERT_FALSE(none.functions.empty());
+  ASSERT_TRUE(none.functions[0].signature.has_value());
+  EXPECT_TRUE(none.functions[0].signature->input_names.empty());
+  EXPECT_EQ(none.functions[0].signature->output_names, std::vector<std::string>{"ones"});
+}
+
+// Names a server could not look tensors up by are a compile error naming the
+// function and the attr, never a file the verifier refuses.
+TEST(VMCodegenTest, BadModelNamesAreRejected) {
+  auto error = [](const std::string& attrs, const std::string& result = "Tuple[Tensor[(n,), f32], Tensor[(n,), f32]]",
+                  const std::string& body = "r = (x, y)\n  return r") {
+    StatusOr<ir::IRModule> lowered =
+        driver::DefaultPipeline().Run(Parse("func @main(x: Tensor[(n,), f32], y: Tensor[(n,), f32]) -> " + result +
+                                            " attrs {" + attrs + "} {\n  " + body + "\n}\n"));
+    EXPECT_TRUE(lowered.ok()) << lowered.status().message();
+    if (!lowered.ok()) return std::string();
+    StatusOr<ExecutableSpec> exe = CodegenVM(*lowered);
+    return exe.ok() ? std::string("compiled") : exe.status().message();
+  };
+  EXPECT_EQ(error("input_names = [\"a\", \"b\"], output_names = [\"p\", \"q\"]"), "compiled");
+  EXPECT_EQ(error("input_names = [\"a\"]"),
+            "VM codegen: function 'main': attr 'input_names' has 1 name for 2 parameters");
+  EXPECT_EQ(error("input_names = [\"a\", \"b\", \"c\"]"),
+            "VM codegen: function 'main': attr 'input_names' has 3 names for 2 parameters");
+  EXPECT_EQ(error("input_names = []"), "VM codegen: function 'main': attr 'input_names' has 0 names for 2 parameters");
+  EXPECT_EQ(error("output_names = [\"p\", \"q\", \"r\"]"),
+            "VM codegen: function 'main': attr 'output_names' has 3 names for 2 result tuple fields");
+  EXPECT_EQ(error("output_names = [\"p\", \"q\"]", "Tensor[(n,), f32]", "return x"),
+            "VM codegen: function 'main': attr 'output_names' has 2 names for 1 result (not a tuple)");
+  EXPECT_EQ(error("output_names = [\"p\", \"p\"]"),
+            "VM codegen: function 'main': attr 'output_names': name 1 'p' repeats name 0");
+  EXPECT_EQ(error("input_names = [\"a\", \"\"]"), "VM codegen: function 'main': attr 'input_names': name 1 is empty");
+  EXPECT_EQ(error("input_names = [\"a\", \"b\\n\"]"),
+            "VM codegen: function 'main': attr 'input_names': name 1 'b\\x0a' is not printable text or longer than "
+            "4096 bytes");
+  EXPECT_EQ(error("input_names = [\"a\", \"" + std::string(4097, 'b') + "\"]")
+                .rfind("VM codegen: function 'main': attr 'input_names': name 1 'bbbb", 0),
+            0u);
+  EXPECT_EQ(error("input_names = \"a\""),
+            "VM codegen: function 'main': attr 'input_names' must be a list of strings, got \"a\"");
+  EXPECT_EQ(error("output_names = [1, 2]"),
+            "VM codegen: function 'main': attr 'output_names' must be a list of strings, got [1, 2]");
+}
+
 TEST(VMCodegenTest, UnloweredModulesAreRejected) {
   StatusOr<ir::IRModule> normalized = transform::testing::RunPasses(Parse(R"(
 prim_func @copy(A: Buffer[(n,), f32], B: Buffer[(n,), f32]) {
