@@ -39,13 +39,12 @@ std::vector<const vm::ValueSignature*> OutputSignatures(const vm::VMFunction& f)
 ServiceError BadRequest(std::string message) { return ServiceError{400, std::move(message)}; }
 ServiceError NotFound(std::string message) { return ServiceError{404, std::move(message)}; }
 
-const std::vector<std::string>& InputNames(const vm::VMFunction& f) { return f.param_names; }
+const std::vector<std::string>& InputNames(const vm::VMFunction& f) { return f.input_names; }
 
 std::vector<std::string> OutputNames(const vm::VMFunction& f) {
-  std::vector<std::string> names;
-  const size_t n = std::max<size_t>(OutputSignatures(f).size(), 1);
-  for (size_t i = 0; i < n; ++i) names.push_back("output" + std::to_string(i));
-  return names;
+  if (!f.output_names.empty()) return f.output_names;
+  // A file without a signature (older than format 1.4): one output until the result says otherwise.
+  return vm::DefaultOutputNames(std::max<size_t>(OutputSignatures(f).size(), 1));
 }
 
 std::optional<std::vector<int64_t>> ProtocolShape(const vm::ValueSignature& s) {
@@ -203,10 +202,7 @@ std::optional<ServiceError> InferenceService::SelectOutputs(const ModelVersion& 
                         "model '" + version.model + "' returned " + result.Describe() + "; only tensors can be sent"};
   }
   std::vector<std::string> names = OutputNames(version.function());
-  if (names.size() != tensors.size()) {  // no signature: name them by position
-    names.clear();
-    for (size_t i = 0; i < tensors.size(); ++i) names.push_back("output" + std::to_string(i));
-  }
+  if (names.size() != tensors.size()) names = vm::DefaultOutputNames(tensors.size());  // no signature
   for (const vm::Tensor* t : tensors) {
     if (t->device().device_type != kDLCPU)
       return ServiceError{500, "an output of '" + version.model + "' stayed on a device"};

@@ -55,7 +55,7 @@ def wide_model(path):
 def binary_request(x):
     header = json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
                                      "parameters": {"binary_data_size": x.nbytes}}],
-                         "outputs": [{"name": "output0", "parameters": {"binary_data": True}}]}).encode()
+                         "parameters": {"binary_data_output": True}}).encode()
     return header + x.tobytes(), len(header)
 
 

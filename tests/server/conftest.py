@@ -5,6 +5,8 @@ The repository (a temporary folder) holds:
   slow/1         a kernel whose time grows as n^3 (a long request on demand),
                  one instance, a queue of 2, so that the queue fills
   echo/1         relu over a vector of any length (a large answer on demand)
+  named/1        an ONNX graph whose names are not identifiers: inputs 'input.1', 'mask/0',
+                 outputs 'probs', 'logits' (tests/fixtures/onnx_ops/graph_io_names)
   batched/1      the MLP with dynamic batching (up to 16 rows, 20 ms delay), one instance
   unbatchable/1  dynamic batching asked of a function whose inputs have no batch dimension
   cnn_npu/1      the zoo's CNN offloaded to the simulated NPU, with device_options
@@ -77,6 +79,7 @@ def repository(tmp_path_factory):
     compile_model(slow_source, root / "slow" / "1" / "model.stx")
     slow_source.unlink()
     (root / "slow" / "config.json").write_text('{"instance_count": 1, "max_queue_size": 2}')
+    compile_model(REPO / "tests/fixtures/onnx_ops/graph_io_names/model.onnx", root / "named" / "1" / "model.stx")
     echo_source = root / "echo.sir"
     echo_source.write_text(ECHO_SIR)
     compile_model(echo_source, root / "echo" / "1" / "model.stx")

@@ -3,9 +3,10 @@ statistics extensions, strict readiness, structured logs, and names as the ONNX 
 import json
 
 import numpy as np
+import onnxruntime as ort
 import tritonclient.http as triton
 
-from conftest import Server
+from conftest import REPO, Server
 from test_server import infer_json, request
 
 
@@ -15,7 +16,7 @@ def test_model_configuration_as_tritonclient_reads_it(server):
     assert config["name"] == "mlp" and config["platform"] == "strata_executable"
     assert config["max_batch_size"] == 0
     assert config["input"] == [{"name": "x", "data_type": "TYPE_FP32", "format": "FORMAT_NONE", "dims": [-1, 64]}]
-    assert [(o["name"], o["data_type"], o["dims"]) for o in config["output"]] == [("output0", "TYPE_FP32", [-1, 10])]
+    assert [(o["name"], o["data_type"], o["dims"]) for o in config["output"]] == [("probs", "TYPE_FP32", [-1, 10])]
     assert config["instance_group"] == [{"name": "mlp", "kind": "KIND_CPU", "count": 1}]
     assert config["parameters"]["function"] == {"string_value": "main"}
     # With dynamic batching, the batch dimension is max_batch_size's, as in Triton.
@@ -101,3 +102,44 @@ def test_bad_flags_are_refused_by_name(repository):
         run = subprocess.run([str(SERVER), "--model-repository", str(repository), *flags], capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 2 and message in run.stderr, (flags, run.stderr)
+
+
+NAMED = REPO / "tests/fixtures/onnx_ops/graph_io_names"
+
+
+def named_inputs(rows):
+    rng = np.random.default_rng(rows)
+    return {"input.1": rng.standard_normal((rows, 4), dtype=np.float32),
+            "mask/0": rng.standard_normal((rows, 3), dtype=np.float32)}
+
+
+def test_the_onnx_models_names_survive_compile_and_serve(server):
+    client = triton.InferenceServerClient(server.url)
+    metadata = client.get_model_metadata("named")
+    assert [i["name"] for i in metadata["inputs"]] == ["input.1", "mask/0"]
+    assert [(o["name"], o["shape"]) for o in metadata["outputs"]] == [("probs", [-1, 3]), ("logits", [-1, 3])]
+    assert [o["name"] for o in client.get_model_config("named")["output"]] == ["probs", "logits"]
+    session = ort.InferenceSession(str(NAMED / "model.onnx"), providers=["CPUExecutionProvider"])
+    for rows in (1, 5):
+        feeds = named_inputs(rows)
+        probs, logits = session.run(["probs", "logits"], feeds)
+        tensors = []
+        for name, value in feeds.items():
+            t = triton.InferInput(name, list(value.shape), "FP32")
+            t.set_data_from_numpy(value, binary_data=rows == 5)
+            tensors.append(t)
+        # One output by its ONNX name, then both in the other order.
+        only = client.infer("named", tensors, outputs=[triton.InferRequestedOutput("logits")])
+        np.testing.assert_allclose(only.as_numpy("logits"), logits, rtol=1e-4, atol=1e-5)
+        assert only.as_numpy("probs") is None
+        both = client.infer("named", tensors, outputs=[triton.InferRequestedOutput("logits"),
+                                                       triton.InferRequestedOutput("probs")])
+        np.testing.assert_allclose(both.as_numpy("probs"), probs, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(both.as_numpy("logits"), logits, rtol=1e-4, atol=1e-5)
+        every = client.infer("named", tensors)  # no outputs named: all of them, by name
+        assert [o["name"] for o in every.get_response()["outputs"]] == ["probs", "logits"]
+    status, body, _ = request(server, "POST", "/v2/models/named/infer", json.dumps(
+        {"inputs": [{"name": "input.1", "shape": [1, 4], "datatype": "FP32", "data": [0, 0, 0, 0]},
+                    {"name": "mask/0", "shape": [1, 3], "datatype": "FP32", "data": [0, 0, 0]}],
+         "outputs": [{"name": "output0"}]}))
+    assert status == 400 and "unknown output 'output0'; model 'named' has: probs, logits" in json.loads(body)["error"]

@@ -141,7 +141,7 @@ def test_model_metadata_equals_http(grpc_server, model, version):
     if model == "mlp":
         assert list(metadata.versions) == ["1", "2"]
         assert [(t.name, t.datatype, list(t.shape)) for t in metadata.inputs] == [("x", "FP32", [-1, 64])]
-        assert [(t.name, t.datatype, list(t.shape)) for t in metadata.outputs] == [("output0", "FP32", [-1, 10])]
+        assert [(t.name, t.datatype, list(t.shape)) for t in metadata.outputs] == [("probs", "FP32", [-1, 10])]
 
 
 @pytest.mark.parametrize("model", ["mlp", "batched", "cnn_npu", "slow"])
@@ -189,25 +189,25 @@ def test_infer_matches_onnxruntime_and_http(grpc_server, batch):
     g, h = clients(grpc_server)
     x = np.random.default_rng(batch).standard_normal((batch, 64), dtype=np.float32)
     result = g.infer("mlp", [mlp_input(x)], request_id=f"req-{batch}")
-    out = result.as_numpy("output0")
+    out = result.as_numpy("probs")
     np.testing.assert_allclose(out, mlp_reference(x), rtol=1e-4, atol=1e-5)
     http_input = httpclient.InferInput("x", list(x.shape), "FP32")
     http_input.set_data_from_numpy(x, binary_data=True)
-    np.testing.assert_array_equal(out, h.infer("mlp", [http_input]).as_numpy("output0"))
+    np.testing.assert_array_equal(out, h.infer("mlp", [http_input]).as_numpy("probs"))
     response = result.get_response()
     assert response.id == f"req-{batch}" and response.model_name == "mlp" and response.model_version == "2"
-    assert [(o.name, o.datatype, list(o.shape)) for o in response.outputs] == [("output0", "FP32", [batch, 10])]
+    assert [(o.name, o.datatype, list(o.shape)) for o in response.outputs] == [("probs", "FP32", [batch, 10])]
     assert len(response.raw_output_contents) == 1  # raw, as tritonclient reads by default
 
 
 def test_infer_a_named_version_and_outputs_by_name(grpc_server):
     g, _ = clients(grpc_server)
     x = np.ones((2, 64), np.float32)
-    result = g.infer("mlp", [mlp_input(x)], model_version="1", outputs=[grpcclient.InferRequestedOutput("output0")])
+    result = g.infer("mlp", [mlp_input(x)], model_version="1", outputs=[grpcclient.InferRequestedOutput("probs")])
     assert result.get_response().model_version == "1"
-    np.testing.assert_allclose(result.as_numpy("output0"), mlp_reference(x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(result.as_numpy("probs"), mlp_reference(x), rtol=1e-4, atol=1e-5)
     code, message = grpc_error(g.infer, "mlp", [mlp_input(x)], outputs=[grpcclient.InferRequestedOutput("nope")])
-    assert code == "INVALID_ARGUMENT" and "unknown output 'nope'" in message and "output0" in message
+    assert code == "INVALID_ARGUMENT" and "unknown output 'nope'" in message and "probs" in message
 
 
 def contents_request(x, **contents):
@@ -333,7 +333,7 @@ def test_unload_and_load_while_grpc_requests_run(repository):
             g = grpcclient.InferenceServerClient(server.grpc_url)
             while not stop.is_set():
                 try:
-                    out = g.infer("mlp", [mlp_input(x)]).as_numpy("output0")
+                    out = g.infer("mlp", [mlp_input(x)]).as_numpy("probs")
                     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
                     answered.append(1)
                 except InferenceServerException as e:
@@ -367,7 +367,7 @@ def test_message_over_the_limit_is_resource_exhausted_and_the_server_goes_on(rep
         code, message = grpc_error(g.infer, "echo", [vector_input(5000)])  # 20 KB of elements
         assert code == "RESOURCE_EXHAUSTED" and "10000" in message
         x = np.ones((2, 64), np.float32)  # the same channel serves the next request
-        np.testing.assert_allclose(g.infer("mlp", [mlp_input(x)]).as_numpy("output0"), mlp_reference(x),
+        np.testing.assert_allclose(g.infer("mlp", [mlp_input(x)]).as_numpy("probs"), mlp_reference(x),
                                    rtol=1e-4, atol=1e-5)
     finally:
         server.stop()
@@ -443,7 +443,7 @@ def test_deadlines_and_cancellations_harm_no_one(grpc_server):
     context.cancel()
     other = grpcclient.InferenceServerClient(grpc_server.grpc_url)
     x = np.ones((2, 64), np.float32)
-    np.testing.assert_allclose(other.infer("mlp", [mlp_input(x)]).as_numpy("output0"), mlp_reference(x),
+    np.testing.assert_allclose(other.infer("mlp", [mlp_input(x)]).as_numpy("probs"), mlp_reference(x),
                                rtol=1e-4, atol=1e-5)
     deadline = time.time() + 30
     while not done and time.time() < deadline:
@@ -483,7 +483,7 @@ def test_a_stalled_stream_harms_no_one(grpc_server):
         x = np.ones((2, 64), np.float32)
         for _ in range(3):
             g = grpcclient.InferenceServerClient(grpc_server.grpc_url)
-            np.testing.assert_allclose(g.infer("mlp", [mlp_input(x)], client_timeout=30).as_numpy("output0"),
+            np.testing.assert_allclose(g.infer("mlp", [mlp_input(x)], client_timeout=30).as_numpy("probs"),
                                        mlp_reference(x), rtol=1e-4, atol=1e-5)
         stalled.settimeout(5)
         assert stalled.recv(9)  # the server answered the connection's SETTINGS: it is alive, and waiting

@@ -86,8 +86,8 @@ def test_nan_and_infinity_travel_as_triton_writes_them(server):
     x[1, :] = np.inf
     tensor = triton.InferInput("x", list(x.shape), "FP32")
     tensor.set_data_from_numpy(x, binary_data=False)  # NaN and Infinity in the request's JSON
-    result = client.infer("mlp", [tensor], outputs=[triton.InferRequestedOutput("output0", binary_data=False)])
-    np.testing.assert_allclose(result.as_numpy("output0"), mlp_reference(x), rtol=1e-4, atol=1e-5, equal_nan=True)
+    result = client.infer("mlp", [tensor], outputs=[triton.InferRequestedOutput("probs", binary_data=False)])
+    np.testing.assert_allclose(result.as_numpy("probs"), mlp_reference(x), rtol=1e-4, atol=1e-5, equal_nan=True)
     status, body, _ = request(server, "POST", "/v2/models/mlp/infer", infer_json(x).replace("NaN", "NaN"))
     text = body.decode()
     assert status == 200 and "NaN" in text and ",," not in text and "[," not in text

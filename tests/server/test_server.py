@@ -56,7 +56,7 @@ def test_model_metadata_has_symbolic_dims_as_minus_one(server):
     metadata = client.get_model_metadata("mlp")
     assert metadata["versions"] == ["1", "2"]
     assert metadata["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 64]}]
-    assert metadata["outputs"] == [{"name": "output0", "datatype": "FP32", "shape": [-1, 10]}]
+    assert metadata["outputs"] == [{"name": "probs", "datatype": "FP32", "shape": [-1, 10]}]
     assert client.get_model_metadata("mlp", "1")["name"] == "mlp"
 
 
@@ -90,9 +90,9 @@ def test_infer_matches_onnxruntime(server, binary, batch):
     x = np.random.default_rng(batch).standard_normal((batch, 64), dtype=np.float32)
     tensor = triton.InferInput("x", list(x.shape), "FP32")
     tensor.set_data_from_numpy(x, binary_data=binary)
-    result = client.infer("mlp", [tensor], outputs=[triton.InferRequestedOutput("output0", binary_data=binary)],
+    result = client.infer("mlp", [tensor], outputs=[triton.InferRequestedOutput("probs", binary_data=binary)],
                           request_id=f"req-{batch}")
-    np.testing.assert_allclose(result.as_numpy("output0"), mlp_reference(x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(result.as_numpy("probs"), mlp_reference(x), rtol=1e-4, atol=1e-5)
     response = result.get_response()
     assert response["id"] == f"req-{batch}" and response["model_version"] == "2"
 
@@ -102,7 +102,7 @@ def test_infer_a_named_version_and_all_outputs_by_default(server):
     status, body, _ = request(server, "POST", "/v2/models/mlp/versions/1/infer", infer_json(x))
     assert status == 200
     response = json.loads(body)
-    assert response["model_version"] == "1" and [o["name"] for o in response["outputs"]] == ["output0"]
+    assert response["model_version"] == "1" and [o["name"] for o in response["outputs"]] == ["probs"]
     np.testing.assert_allclose(np.array(response["outputs"][0]["data"], np.float32).reshape(2, 10),
                                mlp_reference(x), rtol=1e-4, atol=1e-5)
 
