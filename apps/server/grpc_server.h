@@ -8,7 +8,7 @@
 // callback on the model's worker. Raw inputs (raw_input_contents) are viewed
 // in place, the request message kept alive as the tensors' owner.
 //
-// Limits (docs/serving_grpc.md): a message larger than max_message_bytes gets
+// Limits (docs/serving.md#grpc): a message larger than max_message_bytes gets
 // RESOURCE_EXHAUSTED; at most max_concurrent_streams calls per connection; a
 // connection without calls closes after max_connection_idle; keepalive pings
 // every keepalive_time, and a connection whose peer does not answer one within

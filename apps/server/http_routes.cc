@@ -7,6 +7,7 @@
 #include "apps/server/inference_protocol.h"
 #include "apps/server/json_util.h"
 #include "apps/server/log.h"
+#include "apps/server/thread_priority.h"
 
 namespace strata::server {
 
@@ -52,6 +53,7 @@ asio::awaitable<void> HttpRoutes::OnCodecPool(std::function<void()> fn) {
   co_await asio::co_spawn(
       codec_pool_->get_executor(),
       [&fn]() -> asio::awaitable<void> {
+        LowerThisThreadsPriority();
         fn();
         co_return;
       },

@@ -51,15 +51,18 @@ void WriteTensorMetadata(JsonWriter& out, const std::string& name, const vm::Val
 
 // Triton's model-config tensor: {"name", "data_type": "TYPE_FP32", "dims"}; with
 // batching, the batch dimension is implied by max_batch_size and left out.
-void WriteConfigTensor(JsonWriter& out, const std::string& name, const vm::ValueSignature* s, bool batched) {
+void WriteConfigTensor(JsonWriter& out, const std::string& name, const vm::ValueSignature* s, bool batched,
+                       bool input) {
   out.StartObject();
   out.Key("name");
   WriteString(out, name);
   out.Key("data_type");
   const std::optional<DataType> dtype = SignatureDtype(s);
   out.String(dtype ? ("TYPE_" + ProtocolDataType(*dtype)).c_str() : "TYPE_INVALID");
-  out.Key("format");
-  out.String("FORMAT_NONE");
+  if (input) {  // Triton's ModelInput has a format, its ModelOutput none
+    out.Key("format");
+    out.String("FORMAT_NONE");
+  }
   out.Key("dims");
   WriteShape(out, s, batched ? 1 : 0);
   out.EndObject();
@@ -160,7 +163,7 @@ std::string ModelConfigJson(const Model& model, const ModelVersion& version) {
   out.StartArray();
   const std::vector<std::string>& inputs = InputNames(f);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    WriteConfigTensor(out, inputs[i], f.has_signature ? &f.param_signatures[i] : nullptr, batched);
+    WriteConfigTensor(out, inputs[i], f.has_signature ? &f.param_signatures[i] : nullptr, batched, true);
   }
   out.EndArray();
   out.Key("output");
@@ -168,7 +171,7 @@ std::string ModelConfigJson(const Model& model, const ModelVersion& version) {
   const std::vector<const vm::ValueSignature*> signatures = OutputSignatures(f);
   const std::vector<std::string> outputs = OutputNames(f);
   for (size_t i = 0; i < outputs.size(); ++i) {
-    WriteConfigTensor(out, outputs[i], i < signatures.size() ? signatures[i] : nullptr, batched);
+    WriteConfigTensor(out, outputs[i], i < signatures.size() ? signatures[i] : nullptr, batched, false);
   }
   out.EndArray();
   out.Key("instance_group");

@@ -2,6 +2,7 @@
 #include "apps/server/scheduler.h"
 
 #include "apps/server/batching.h"
+#include "apps/server/thread_priority.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::server {
@@ -40,6 +41,7 @@ int64_t Scheduler::in_flight() const {
 }
 
 void Scheduler::WorkerLoop() {
+  LowerThisThreadsPriority();
   vm::VirtualMachine machine(executable_);
   for (;;) {
     std::vector<Job> batch;

@@ -12,6 +12,10 @@ requests of one row each, with the binary tensor data extension; every answer
 is checked against onnxruntime's output for its input. Reported: throughput
 (requests/s over the whole run), and p50 / p99 latency as the clients see it.
 
+The server runs on the first half of the CPUs and the clients on the rest when
+there are two or more (--no-pin to share), so the clients' Python does not
+count against the server.
+
 Usage: python3 benchmarks/peers/server_load_test.py [--model mlp|wide] [--clients 16] [--requests 1600] [--rounds 3]
 (build/bin/strata and build/bin/strata-server built).
 """
@@ -59,8 +63,14 @@ def binary_request(x):
     return header + x.tobytes(), len(header)
 
 
+def pin(cpus):
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cpus)
+
+
 def client(args):
-    port, model, count, seed, inputs, references = args
+    port, model, count, seed, inputs, references, cpus = args
+    pin(cpus)
     width = references[0].shape[1]
     conn = http.client.HTTPConnection("localhost", port, timeout=120)
     latencies, rng = [], np.random.default_rng(seed)
@@ -83,9 +93,9 @@ def client(args):
     return latencies
 
 
-def run(port, model, clients, requests, inputs, references):
+def run(port, model, clients, requests, inputs, references, client_cpus):
     per_client = requests // clients
-    jobs = [(port, model, per_client, seed, inputs, references) for seed in range(clients)]
+    jobs = [(port, model, per_client, seed, inputs, references, client_cpus) for seed in range(clients)]
     start = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(clients) as pool:
         latencies = [t for part in pool.map(client, jobs) for t in part]
@@ -102,8 +112,15 @@ def main():
     parser.add_argument("--requests", type=int, default=1600, help="per model and round, over all clients")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--build-dir", default=str(REPO / "build"))
+    parser.add_argument("--no-pin", action="store_true",
+                        help="let clients and server share every CPU (default: the server gets the first half of "
+                             "the CPUs, the clients the rest, when there are two or more)")
     args = parser.parse_args()
     build = pathlib.Path(args.build_dir)
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    pinning = not args.no_pin and len(cpus) >= 2
+    server_cpus = set(cpus[:len(cpus) // 2]) if pinning else None
+    client_cpus = set(cpus[len(cpus) // 2:]) if pinning else None
 
     with tempfile.TemporaryDirectory() as root:
         root = pathlib.Path(root)
@@ -128,7 +145,8 @@ def main():
             '{"instance_count": 2, "max_queue_size": 256, '
             '"dynamic_batching": {"max_batch_size": 32, "max_queue_delay_us": 1000}}')
         server = subprocess.Popen([str(build / "bin/strata-server"), "--model-repository", str(root), "--http-port",
-                                   "0", "--io-threads", "2", "--threads", "1"], stderr=subprocess.PIPE, text=True)
+                                   "0", "--grpc-port", "-1", "--io-threads", "2", "--threads", "1"],
+                                  stderr=subprocess.PIPE, text=True, preexec_fn=lambda: pin(server_cpus))
         try:
             port = None
             while port is None:
@@ -140,13 +158,15 @@ def main():
             results = {name: [], f"{name}_batched": []}
             for _ in range(args.rounds):  # alternating, so that both see the same machine
                 for model in results:
-                    results[model].append(run(port, model, args.clients, args.requests, inputs, references))
+                    results[model].append(run(port, model, args.clients, args.requests, inputs, references,
+                                              client_cpus))
         finally:
             server.terminate()
             server.wait(timeout=60)
 
     print(f"{args.clients} clients, {args.requests // args.clients * args.clients} requests of one row per model "
-          f"and round, {args.rounds} rounds; every answer checked against onnxruntime")
+          f"and round, {args.rounds} rounds; every answer checked against onnxruntime; "
+          + (f"server on CPUs {sorted(server_cpus)}, clients on {sorted(client_cpus)}" if pinning else "unpinned"))
     print("| model | dynamic batching | requests/s | p50 ms | p99 ms |")
     print("|---|---|---|---|---|")
     for model, rounds in results.items():
