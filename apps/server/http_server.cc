@@ -164,10 +164,14 @@ class HttpServer::Impl {
               {{"error", ec.message()}, {"connections", open_connections()}, {"backoff_ms", backoff.count()}});
           last_log = std::chrono::steady_clock::now();
         }
-        EvictOldestWaiting();
-        timer.expires_after(backoff);
+        // A connection closed frees a descriptor as soon as its strand runs the
+        // close: retry after a millisecond. With nothing to close (every connection
+        // has a request in progress, or the descriptors are the process's own),
+        // back off, doubling to half a second.
+        const bool freed = EvictOldestWaiting();
+        timer.expires_after(freed ? std::chrono::milliseconds(1) : backoff);
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+        if (!freed) backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
         continue;
       }
       backoff = std::chrono::milliseconds(5);

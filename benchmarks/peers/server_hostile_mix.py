@@ -4,7 +4,8 @@
 For --seconds (default 60), at the same time:
   - 8 inference clients (processes, keep-alive, binary tensor data) send one-row requests to the
     zoo's MLP; every answer is checked against onnxruntime's output for its input;
-  - a health prober opens a new connection every 20 ms and asks /v2/health/live (as a kubelet does);
+  - a health prober (a process of its own) opens a new connection every 20 ms and asks
+    /v2/health/live (as a kubelet does);
   - hostile clients (threads of one process), each bounded in count and time:
       slow headers   connections that send a header byte every 500 ms (slowloris)
       deep JSON      bodies of 200,000 '[' and of 100,000 nested arrays of data
@@ -295,7 +296,9 @@ class Hostile:
         return threads
 
 
-def prober(port, seconds, out):
+def prober(port, seconds, out, cpu=None):
+    if cpu is not None:
+        pin(cpu)
     end = time.time() + seconds
     while time.time() < end:
         start = time.perf_counter()
@@ -308,6 +311,15 @@ def prober(port, seconds, out):
             status = type(e).__name__
         out.append((time.perf_counter() - start, status))
         time.sleep(0.02)
+
+
+def prober_process(port, seconds, connection, cpu):
+    """The prober in a process of its own: the hostile threads' Python (an 80 MB gRPC
+    message serialized with the GIL held) must not count as the server's latency."""
+    out = []
+    prober(port, seconds, out, cpu)
+    connection.send(out)
+    connection.close()
 
 
 def main():
@@ -374,10 +386,13 @@ def main():
         health = []
         hostile = Hostile(port, root, args.seconds, args.fd_limit)
         threads = hostile.run([k for k in args.hostile.split(",") if k], grpc_port)
-        probe = threading.Thread(target=prober, args=(port, args.seconds, health))
+        context = multiprocessing.get_context("fork")
+        receiver, sender = context.Pipe(duplex=False)
+        probe = context.Process(target=prober_process, args=(port, args.seconds, sender, 1 if pinning else None))
         probe.start()
         with multiprocessing.get_context("fork").Pool(8) as pool:
             results = pool.map(good_client, [(port, args.seconds, seed, 1 if pinning else None) for seed in range(8)])
+        health = receiver.recv()
         probe.join()
         for t in threads:
             t.join()
@@ -408,6 +423,11 @@ def main():
         print(f"health: {len(latencies)} answered, {len(bad_health)} not; p50 {p(0.5):.1f} ms, p99 {p(0.99):.1f} ms, "
               f"max {1000 * latencies[-1]:.1f} ms")
     print(f"RSS MiB: baseline {baseline:.1f}, peak {peak[0]:.1f}, after {after:.1f}")
+    events = {}
+    for line in log:
+        for event in ("accept_backoff", "connection_failed", "exit_timeout", "model_reload_failed"):
+            events[event] = events.get(event, 0) + (f" {event} " in line)
+    print("server log events: " + ", ".join(f"{k} {v}" for k, v in events.items()))
     print("hostile actions:")
     for what, n in sorted(hostile.counts.items()):
         print(f"  {what}: {n}")

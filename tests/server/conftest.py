@@ -31,6 +31,8 @@ BUILD = pathlib.Path(os.environ.get("STRATA_BUILD_DIR", REPO / "build"))
 # scripts/test.sh); the models are still compiled with the full build's CLI.
 SERVER = pathlib.Path(os.environ.get("STRATA_SERVER", BUILD / "bin" / "strata-server"))
 CLI = BUILD / "bin" / "strata"
+# A sanitizer's allocator keeps freed memory in quarantine: memory figures mean nothing there.
+SANITIZED_SERVER = "STRATA_SERVER" in os.environ
 
 SLOW_SIR = """
 prim_func @spin(A: Buffer[(n,), f32], B: Buffer[(n,), f32]) {
