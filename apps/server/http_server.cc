@@ -34,7 +34,10 @@ namespace {
 // One client connection. `evictable` connections (waiting for a request, or
 // reading its headers) are on the server's eviction list, oldest first.
 struct Connection {
-  explicit Connection(tcp::socket socket) : stream(std::move(socket)) {}
+  explicit Connection(tcp::socket socket) : executor(socket.get_executor()), stream(std::move(socket)) {}
+  // The connection's strand, copied once: other threads post to it without
+  // touching the stream, which only its strand may use.
+  const asio::any_io_executor executor;
   beast::tcp_stream stream;
   bool listed = false;  // guarded by Impl::connections_mutex_
   std::list<std::shared_ptr<Connection>>::iterator position;
@@ -253,7 +256,7 @@ class HttpServer::Impl {
       victim->listed = false;
     }
     service_->metrics().RecordConnectionRefused("evicted");
-    asio::post(victim->stream.get_executor(), [victim] { victim->stream.cancel(); });
+    asio::post(victim->executor, [victim] { victim->stream.cancel(); });
     return true;
   }
 
@@ -264,7 +267,7 @@ class HttpServer::Impl {
       all.swap(waiting_);
       for (auto& c : all) c->listed = false;
     }
-    for (auto& c : all) asio::post(c->stream.get_executor(), [c] { c->stream.cancel(); });
+    for (auto& c : all) asio::post(c->executor, [c] { c->stream.cancel(); });
   }
 
   // A request was read: it counts as in flight until its answer is written.
