@@ -12,17 +12,6 @@ namespace {
 constexpr const char* kServerName = "strata-server";
 constexpr const char* kServerVersion = "0.1.0";
 
-std::vector<const vm::ValueSignature*> OutputSignatures(const vm::VMFunction& f) {
-  std::vector<const vm::ValueSignature*> out;
-  if (!f.has_signature) return out;
-  if (f.result_signature.kind == "tuple") {
-    for (const vm::ValueSignature& field : f.result_signature.fields) out.push_back(&field);
-  } else {
-    out.push_back(&f.result_signature);
-  }
-  return out;
-}
-
 std::optional<DataType> SignatureDtype(const vm::ValueSignature* s) {
   return s ? DataType::Parse(s->dtype) : std::nullopt;
 }

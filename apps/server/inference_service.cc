@@ -22,7 +22,8 @@ std::string ShapeText(std::span<const int64_t> shape) {
   return out + "]";
 }
 
-// The outputs' signatures: a tuple's fields, else the one result.
+}  // namespace
+
 std::vector<const vm::ValueSignature*> OutputSignatures(const vm::VMFunction& f) {
   std::vector<const vm::ValueSignature*> out;
   if (!f.has_signature) return out;
@@ -33,8 +34,6 @@ std::vector<const vm::ValueSignature*> OutputSignatures(const vm::VMFunction& f)
   }
   return out;
 }
-
-}  // namespace
 
 ServiceError BadRequest(std::string message) { return ServiceError{400, std::move(message)}; }
 ServiceError NotFound(std::string message) { return ServiceError{404, std::move(message)}; }

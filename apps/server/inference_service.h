@@ -47,6 +47,8 @@ struct Route {
 // The names clients use: the model's own input names (the ONNX graph's, as the
 // executable records them) and its output names.
 const std::vector<std::string>& InputNames(const vm::VMFunction& f);
+// The outputs' signatures: a tuple's fields, else the one result; empty without a signature.
+std::vector<const vm::ValueSignature*> OutputSignatures(const vm::VMFunction& f);
 std::vector<std::string> OutputNames(const vm::VMFunction& f);
 
 // A signature's shape as the protocol writes it: -1 for a symbolic dimension;
