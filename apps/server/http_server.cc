@@ -39,7 +39,8 @@ struct Connection {
   // touching the stream, which only its strand may use.
   const asio::any_io_executor executor;
   beast::tcp_stream stream;
-  bool listed = false;  // guarded by Impl::connections_mutex_
+  bool listed = false;   // guarded by Impl::connections_mutex_
+  bool evicted = false;  // guarded by Impl::connections_mutex_; its close is on the way, never list it again
   std::list<std::shared_ptr<Connection>>::iterator position;
 };
 
@@ -185,8 +186,17 @@ class HttpServer::Impl {
         asio::co_spawn(executor, Refuse(std::move(socket)), asio::detached);
         continue;
       }
-      auto executor = socket.get_executor();
-      asio::co_spawn(executor, Session(std::make_shared<Connection>(std::move(socket))), [](std::exception_ptr e) {
+      // Counted and listed here, in accept order, not when the session first runs on
+      // its strand: the next accept must see it, and the oldest client is evicted first.
+      auto connection = std::make_shared<Connection>(std::move(socket));
+      {
+        std::lock_guard<std::mutex> lock(connections_mutex_);
+        ++open_;
+        connection->position = waiting_.insert(waiting_.end(), connection);
+        connection->listed = true;
+      }
+      auto executor = connection->executor;
+      asio::co_spawn(executor, Session(std::move(connection)), [](std::exception_ptr e) {
         if (!e) return;
         // Nothing in a session should throw; if something does, it ends that connection only, and says so.
         try {
@@ -235,7 +245,7 @@ class HttpServer::Impl {
   // Puts `c` on (or takes it off) the eviction list.
   void SetEvictable(const std::shared_ptr<Connection>& c, bool evictable) {
     std::lock_guard<std::mutex> lock(connections_mutex_);
-    if (evictable == c->listed) return;
+    if (evictable == c->listed || (evictable && c->evicted)) return;
     if (evictable) {
       c->position = waiting_.insert(waiting_.end(), c);
     } else {
@@ -254,6 +264,7 @@ class HttpServer::Impl {
       victim = waiting_.front();
       waiting_.pop_front();
       victim->listed = false;
+      victim->evicted = true;
     }
     service_->metrics().RecordConnectionRefused("evicted");
     asio::post(victim->executor, [victim] { victim->stream.cancel(); });
@@ -331,10 +342,6 @@ class HttpServer::Impl {
 
   asio::awaitable<void> Session(std::shared_ptr<Connection> c) {
     bool refused = false;  // an error was written for a request not read whole
-    {
-      std::lock_guard<std::mutex> lock(connections_mutex_);
-      ++open_;
-    }
     beast::flat_buffer buffer;
     for (;;) {
       boost::system::error_code ec;
