@@ -48,6 +48,23 @@ HttpResponse ErrorResponse(int status, const std::string& message, const HttpReq
   return JsonResponse(static_cast<http::status>(status), ErrorJson(message), req);
 }
 
+void HttpRoutes::PendingCallbacks::Add() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++count_;
+}
+
+void HttpRoutes::PendingCallbacks::Remove() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (--count_ == 0) none_.notify_all();
+}
+
+void HttpRoutes::PendingCallbacks::WaitForNone() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  none_.wait(lock, [this] { return count_ == 0; });
+}
+
+void HttpRoutes::WaitForSchedulerCallbacks() { pending_callbacks_.WaitForNone(); }
+
 asio::awaitable<void> HttpRoutes::OnCodecPool(std::function<void()> fn) {
   // co_spawn onto the pool and await it: asio resumes this coroutine on its own executor.
   co_await asio::co_spawn(
@@ -188,16 +205,33 @@ asio::awaitable<HttpResponse> HttpRoutes::Infer(HttpRequest& req, const Route& r
     bool done = false;
     InferOutcome outcome;
   };
+  // What the scheduler's callback holds, counted until it is destroyed (WaitForSchedulerCallbacks).
+  struct Completion {
+    Completion(PendingCallbacks* pending, std::shared_ptr<Waiter> waiter, asio::any_io_executor executor)
+        : pending(pending), waiter(std::move(waiter)), executor(std::move(executor)) {
+      pending->Add();
+    }
+    ~Completion() {
+      waiter.reset();
+      executor = asio::any_io_executor();
+      pending->Remove();  // last: the io_context may go once the count is 0
+    }
+    PendingCallbacks* pending;
+    std::shared_ptr<Waiter> waiter;
+    asio::any_io_executor executor;
+  };
   auto executor = co_await asio::this_coro::executor;
   auto waiter = std::make_shared<Waiter>(executor);
   waiter->wake.expires_at(asio::steady_timer::time_point::max());
-  service_->Submit(route, std::move(parsed.args), parsed.timeout_us, [waiter, executor](InferOutcome o) {
-    asio::post(executor, [waiter, o = std::move(o)]() mutable {
-      waiter->outcome = std::move(o);
-      waiter->done = true;
-      waiter->wake.cancel();
-    });
-  });
+  // Made in the capture, so that this coroutine's frame never holds one.
+  service_->Submit(route, std::move(parsed.args), parsed.timeout_us,
+                   [completion = std::make_shared<Completion>(&pending_callbacks_, waiter, executor)](InferOutcome o) {
+                     asio::post(completion->executor, [waiter = completion->waiter, o = std::move(o)]() mutable {
+                       waiter->outcome = std::move(o);
+                       waiter->done = true;
+                       waiter->wake.cancel();
+                     });
+                   });
   boost::system::error_code ignored;
   while (!waiter->done) co_await waiter->wake.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   InferOutcome outcome = std::move(waiter->outcome);

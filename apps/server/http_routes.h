@@ -15,7 +15,10 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <mutex>
 #include <utility>
 
 #include <boost/asio/awaitable.hpp>
@@ -41,7 +44,27 @@ class HttpRoutes {
   // `req`'s body may be moved from.
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
 
+  // Blocks until the scheduler has let go of every callback an inference
+  // handed it. A callback holds its connection's strand and a timer, which the
+  // io_context must outlive, and a worker destroys it a moment after calling
+  // it, which can be after the answer was written and the server stopped:
+  // HttpServer waits here before it destroys its io_context.
+  void WaitForSchedulerCallbacks();
+
  private:
+  // Callbacks the scheduler still holds.
+  class PendingCallbacks {
+   public:
+    void Add();
+    void Remove();
+    void WaitForNone();
+
+   private:
+    std::mutex mutex_;
+    std::condition_variable none_;
+    int64_t count_ = 0;
+  };
+
   boost::asio::awaitable<HttpResponse> Infer(HttpRequest& req, const Route& route,
                                              std::chrono::steady_clock::time_point arrived);
   // Runs `fn` on the codec pool; the coroutine resumes on its own executor.
@@ -50,6 +73,7 @@ class HttpRoutes {
 
   InferenceService* service_;
   boost::asio::thread_pool* codec_pool_;
+  PendingCallbacks pending_callbacks_;
 };
 
 }  // namespace strata::server

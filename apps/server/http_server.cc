@@ -80,6 +80,9 @@ class HttpServer::Impl {
   ~Impl() {
     codec_pool_.stop();
     codec_pool_.join();
+    // Run() returned: every request was answered (or the exit timeout passed,
+    // and main() exits without destructors), so this wait is short.
+    routes_.WaitForSchedulerCallbacks();
   }
 
   Status Listen() {
