@@ -25,13 +25,19 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 bash scripts/check_install.sh build
 
 # The whole suite (compiler and runtime) under AddressSanitizer (with
-# LeakSanitizer) and UndefinedBehaviorSanitizer, built by clang 16; then each
-# libFuzzer target for 60 s from the same build (docs/reliability.md).
+# LeakSanitizer) and UndefinedBehaviorSanitizer, built by clang 16, and the
+# server's end-to-end tests against that build's server; then each libFuzzer
+# target for 60 s from the same build (docs/reliability.md).
 bash scripts/configure_sanitizer_build.sh build-san
 cmake --build build-san -j "$jobs"
 export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$PWD/tests/ubsan.supp"
 ctest --test-dir build-san --output-on-failure -j "$jobs"
+# strata-server from the same build, end to end (every server test, gRPC's
+# included; the models are compiled by the Release CLI above): any report fails
+# the test whose server made it (tests/server/conftest.py).
+(cd tests/server && STRATA_SERVER="$PWD/../../build-san/bin/strata-server" \
+  python3 -m pytest -q -p no:cacheprovider .)
 unset ASAN_OPTIONS UBSAN_OPTIONS
 STRATA_FUZZ_SEED=1 bash scripts/fuzz.sh 60
 

@@ -33,7 +33,6 @@ import multiprocessing
 import os
 import pathlib
 import re
-import resource
 import shutil
 import socket
 import subprocess
@@ -345,16 +344,15 @@ def main():
                        check=True)
         (root / "mlp" / "config.json").write_text('{"instance_count": 2, "max_queue_size": 256}')
 
-        def limits():
-            resource.setrlimit(resource.RLIMIT_NOFILE, (args.fd_limit, args.fd_limit))
-            if pinning:
-                os.sched_setaffinity(0, {0})
-
-        command = [str(build / "bin/strata-server"), "--model-repository", str(root), "--http-port", "0",
-                   "--threads", "1", "--http-header-timeout-secs", "2", "--http-body-timeout-secs", "2",
-                   "--http-idle-timeout-secs", "10"]
+        # Pinned by taskset and limited by prlimit (util-linux), which exec the server, not in a preexec_fn:
+        # code run between fork and exec is unsafe once this process runs gRPC's threads.
+        command = ["taskset", "-c", "0"] if pinning else []
+        command += ["prlimit", f"--nofile={args.fd_limit}:{args.fd_limit}", "--"]
+        command += [str(build / "bin/strata-server"), "--model-repository", str(root), "--http-port", "0",
+                    "--threads", "1", "--http-header-timeout-secs", "2", "--http-body-timeout-secs", "2",
+                    "--http-idle-timeout-secs", "10"]
         command += ["--grpc-port", "0" if args.grpc else "-1"]
-        server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, preexec_fn=limits)
+        server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
         log = []
         port = grpc_port = None
         while port is None:

@@ -106,13 +106,46 @@ def repository(tmp_path_factory):
     return root
 
 
+# Out of file descriptors, UndefinedBehaviorSanitizer's vptr check is unsound: it asks whether a vtable is
+# readable by writing it into a pipe (IsAccessibleMemoryRange, compiler-rt 16), and pipe() fails. The first
+# virtual call of each type while descriptors are short is then reported, whatever the object is: as "object
+# has invalid vptr" (boost's system_category, a shared_ptr's control block), or, when a descriptor came free
+# before the report was written, as "object is of type T" for the very type it was checked against. A
+# suppression cannot match either: naming the type takes the same read. So for servers driven out of
+# descriptors, and only for them, the vptr check's reports ("... which does not point to an object of type")
+# are left out; AddressSanitizer still sees any use of freed memory, and every other report fails the test.
+def without_vptr_reports(log):
+    """`log` without UBSan's vptr-check reports (the server's own lines, which can fall inside one, stay)."""
+    kept, report = [], None
+    for line in log.splitlines(keepends=True):
+        if report is None and "runtime error: " in line:
+            report = [line]
+        elif report is not None:
+            report.append(line)
+            if line.startswith("SUMMARY: UndefinedBehaviorSanitizer"):
+                vptr = "which does not point to an object of type" in report[0]
+                kept += [r for r in report if re.match(r"\d{4}-\d\d-\d\dT", r)] if vptr else report
+                report = None
+        else:
+            kept.append(line)
+    return "".join(kept + (report or []))
+
+
 class Server:
-    def __init__(self, repository, *args, preexec_fn=None):
+    # No preexec_fn: this process may run gRPC's threads (tritonclient), and code run between fork and exec
+    # in such a process can deadlock or break gRPC's descriptors. Limits go on the running server (prlimit).
+    def __init__(self, repository, *args, out_of_descriptors=False):
         if "--grpc-port" not in args:  # gRPC's default port would clash between servers; test_grpc.py asks for 0
             args = (*args, "--grpc-port", "-1")
+        self.out_of_descriptors = out_of_descriptors
+        env = None
+        if out_of_descriptors and "UBSAN_OPTIONS" in os.environ:
+            # Go on after a report, to tell which it is; no stack trace, as unwinding the main thread reads
+            # /proc/self/maps, which needs a descriptor too (the sanitizer's CHECK fails and it aborts).
+            env = dict(os.environ, UBSAN_OPTIONS=os.environ["UBSAN_OPTIONS"] + ":halt_on_error=0:print_stacktrace=0",
+                       LSAN_OPTIONS=f"suppressions={pathlib.Path(__file__).parent / 'lsan_out_of_descriptors.supp'}")
         self.process = subprocess.Popen([str(SERVER), "--model-repository", str(repository), "--http-port", "0",
-                                         "--io-threads", "4", *args], stderr=subprocess.PIPE, text=True,
-                                        preexec_fn=preexec_fn)
+                                         "--io-threads", "4", *args], stderr=subprocess.PIPE, text=True, env=env)
         self.log = []
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -143,6 +176,8 @@ class Server:
         self.process.wait(timeout=timeout)
         self.reader.join(timeout=10)
         log = "".join(self.log)
+        if self.out_of_descriptors:
+            log = without_vptr_reports(log)
         # Under a sanitizer, a report anywhere in the server's life fails the test that stops it.
         assert "Sanitizer" not in log, log
         return self.process.returncode

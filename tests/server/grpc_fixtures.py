@@ -12,8 +12,8 @@ from conftest import Server
 
 
 class GrpcServer(Server):
-    def __init__(self, repository, *args, preexec_fn=None):
-        super().__init__(repository, "--grpc-port", "0", *args, preexec_fn=preexec_fn)
+    def __init__(self, repository, *args):
+        super().__init__(repository, "--grpc-port", "0", *args)
         match = re.search(r"gRPC on [^:\s]+:(\d+)", self.log_text())
         if not match:
             self.stop()

@@ -247,10 +247,8 @@ def test_poll_mode_picks_up_new_changed_and_removed_models(repository, tmp_path)
 
 
 def test_out_of_descriptors_backs_off_instead_of_spinning(repository):
-    def few_descriptors():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (96, 96))
-
-    served = Server(repository, "--http-max-connections", "10000", preexec_fn=few_descriptors)
+    served = Server(repository, "--http-max-connections", "10000", out_of_descriptors=True)
+    resource.prlimit(served.process.pid, resource.RLIMIT_NOFILE, (96, 96))
     clients = []
     try:
         for _ in range(150):  # more than the server can hold: the rest wait in the backlog
