@@ -217,8 +217,12 @@ StatusOr<tir::Stmt> CumsumKernel(const OpCall& call, KernelBuilder& b) {
 
 // Run-time checks that `updates` has the shape the scatter reads it with,
 // where inference could not prove it (symbolic dims).
-void CheckUpdatesShape(const tir::Buffer& updates, const std::vector<PrimExpr>& expected,
-                       std::vector<tir::Stmt>* stmts) {
+Status CheckUpdatesShape(const tir::Buffer& updates, const std::vector<PrimExpr>& expected,
+                         std::vector<tir::Stmt>* stmts) {
+  if (updates->shape.size() != expected.size()) {  // inference refuses this; a kernel never indexes past a rank
+    return ErrorStatus(StatusCode::kInternal)
+           << "internal: argument 'updates' has rank " << updates->shape.size() << ", expected " << expected.size();
+  }
   for (size_t d = 0; d < expected.size(); ++d) {
     if (arith::ProveEqual(updates->shape[d], expected[d])) continue;
     stmts->push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kEQ, updates->shape[d], expected[d]),
@@ -226,6 +230,7 @@ void CheckUpdatesShape(const tir::Buffer& updates, const std::vector<PrimExpr>& 
                                                    DimText(updates->shape[d]) + ") must equal " +
                                                    DimText(expected[d])));
   }
+  return Status::Ok();
 }
 
 // How a scattered update combines with the value already there.
@@ -255,10 +260,15 @@ StatusOr<StructInfo> InferScatterElements(const OpCall& call) {
   if (x->ndim >= 0 && indices->ndim >= 0 && x->ndim != indices->ndim) {
     return ErrorStatus() << call.name() << ": " << ArgText(call, 1) << " must have the rank of " << ArgText(call, 0);
   }
+  // ONNX: updates has the shape of indices. The ranks are compared on their own, so
+  // that a rank-0 operand is not waved through by an empty loop over dimensions.
+  if (indices->ndim >= 0 && updates->ndim >= 0 && indices->ndim != updates->ndim) {
+    return ErrorStatus() << call.name() << ": " << ArgText(call, 2) << " must have the shape of " << ArgText(call, 1);
+  }
   if (indices->shape && updates->shape) {
-    for (size_t d = 0; d < indices->shape->size() && d < updates->shape->size(); ++d) {
+    for (size_t d = 0; d < indices->shape->size(); ++d) {
       if (std::optional<int64_t> diff = arith::AsConstant((*indices->shape)[d] - (*updates->shape)[d]);
-          (diff && *diff != 0) || indices->shape->size() != updates->shape->size()) {
+          diff && *diff != 0) {
         return ErrorStatus() << call.name() << ": " << ArgText(call, 2) << " must have the shape of "
                              << ArgText(call, 1);
       }
@@ -280,7 +290,7 @@ StatusOr<tir::Stmt> ScatterElementsKernel(const OpCall& call, KernelBuilder& b) 
   const std::string& reduction = call.StringAttr("reduction");
   const PrimExpr extent = in->shape[axis];
   std::vector<tir::Stmt> stmts;
-  CheckUpdatesShape(updates, indices->shape, &stmts);
+  STRATA_RETURN_IF_ERROR(CheckUpdatesShape(updates, indices->shape, &stmts));
   for (int64_t d = 0; d < rank; ++d) {
     if (d == axis || arith::CanProve(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]))) continue;
     stmts.push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]),
@@ -339,7 +349,7 @@ StatusOr<tir::Stmt> ScatterNdKernel(const OpCall& call, KernelBuilder& b) {
   std::vector<tir::Stmt> stmts;
   std::vector<PrimExpr> expected_updates = tuples;
   expected_updates.insert(expected_updates.end(), slice.begin(), slice.end());
-  CheckUpdatesShape(updates, expected_updates, &stmts);
+  STRATA_RETURN_IF_ERROR(CheckUpdatesShape(updates, expected_updates, &stmts));
   stmts.push_back(CheckIndexTuples(b, in, indices, k));
   stmts.push_back(b.Elementwise(
       out->shape, [&](const std::vector<PrimExpr>& index) { return Store(out, index, Load(in, index)); }));

@@ -90,6 +90,16 @@ TEST(IndexingInfer, ScattersCheckUpdatesAndReduction) {
                   "scatter_elements(x, i, u, reduction=\"mean\")"),
             "error: function 'main', binding 'y': scatter_elements: reduction must be \"none\", \"add\", \"mul\", "
             "\"max\" or \"min\", got \"mean\"");
+  // Found by onnx_import_fuzzer: a rank-0 updates passed inference (an empty loop over
+  // dimensions compared nothing) and legalization then read past its shape.
+  EXPECT_EQ(
+      Infer("x: Tensor[(n, 5), f32], i: Tensor[(n, 2), i64], u: Tensor[(), f32]", "scatter_elements(x, i, u, axis=1)"),
+      "error: function 'main', binding 'y': scatter_elements: updates: Tensor[(), f32] must have the shape of "
+      "indices: Tensor[(n, 2), i64]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 5), f32], i: Tensor[(n, 2), i64], u: Tensor[ndim=1, f32]",
+                  "scatter_elements(x, i, u, axis=1)"),
+            "error: function 'main', binding 'y': scatter_elements: updates: Tensor[ndim=1, f32] must have the shape "
+            "of indices: Tensor[(n, 2), i64]");
 }
 
 TEST(IndexingRuntime, ScatterRefusesAnOutOfRangeIndexBeforeWriting) {
