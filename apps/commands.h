@@ -1,5 +1,5 @@
 // The subcommands of the strata tool. Each takes the arguments after its name
-// and returns the process exit code (0 success, 1 a user error, 2 bad usage).
+// and returns the process exit code (apps/option_parsing.h's ExitCode).
 #pragma once
 
 #include <string>

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "apps/commands.h"
+#include "apps/load_executable.h"
 #include "apps/option_parsing.h"
 #include "vm/executable.h"
 #include "vm/kernel_runtime.h"
@@ -44,7 +45,7 @@ StatusOr<vm::Ref<vm::Tensor>> ParseTensorArgument(const std::string& text, const
   StatusOr<vm::Ref<vm::Tensor>> tensor =
       !text.empty() && text[0] == '@' ? vm::ReadNpyFile(text.substr(1)) : vm::ParseInlineTensor(text);
   if (tensor.ok()) return tensor;
-  ErrorStatus error;
+  ErrorStatus error(tensor.status().code());  // a file that cannot be read keeps its kind (the exit code)
   error << option << " #" << index << ": " << tensor.status().message();
   if (!text.starts_with("@") && text.find('=') == std::string::npos && text.ends_with(".npy"))
     error << " (to read a .npy file, write @" << text << ")";
@@ -76,21 +77,28 @@ std::string ResultLabel(size_t i, const std::vector<std::string>& names) {
   return names.empty() ? label : label + " (" + names[i] + ")";
 }
 
+// The exit code of a value that could not be read: a file's, or a refused one's.
+int ArgumentExitCode(const Status& status) {
+  return status.code() == StatusCode::kNotFound || status.code() == StatusCode::kFailedPrecondition ? kExitFile
+                                                                                                    : kExitRefused;
+}
+
 // Checks each result against its --expected-output and prints one line per
-// result; false if any differs.
-bool CheckExpectedOutputs(const std::vector<vm::Value>& results, const std::vector<std::string>& names,
-                          const std::vector<std::string>& expected_texts, const vm::Tolerance& tolerance) {
+// result: kExitOk when every one matches, else the exit code (kExitRefused for
+// a mismatch, kExitFile for an expected file that cannot be read).
+int CheckExpectedOutputs(const std::vector<vm::Value>& results, const std::vector<std::string>& names,
+                         const std::vector<std::string>& expected_texts, const vm::Tolerance& tolerance) {
   if (expected_texts.size() != results.size()) {
     std::fprintf(stderr, "strata run: %zu --expected-output values given, but the function returned %zu\n",
                  expected_texts.size(), results.size());
-    return false;
+    return kExitRefused;
   }
   bool all_match = true;
   for (size_t i = 0; i < results.size(); ++i) {
     StatusOr<vm::Ref<vm::Tensor>> expected = ParseTensorArgument(expected_texts[i], "--expected-output", i);
     if (!expected.ok()) {
       std::fprintf(stderr, "strata run: %s\n", expected.status().message().c_str());
-      return false;
+      return ArgumentExitCode(expected.status());
     }
     if (!results[i].is_tensor()) {
       std::fprintf(stderr, "[FAILED] %s: got %s, expected %s\n", ResultLabel(i, names).c_str(),
@@ -111,7 +119,7 @@ bool CheckExpectedOutputs(const std::vector<vm::Value>& results, const std::vect
                   (*expected)->TypeString().c_str(), comparison->max_abs_diff);
     }
   }
-  return all_match;
+  return all_match ? kExitOk : kExitRefused;
 }
 
 // Flattens a (possibly nested) tuple result into its tensors, in order.
@@ -275,10 +283,12 @@ std::string FormatLatency(std::vector<double> us, int64_t warmup) {
 
 }  // namespace
 
+constexpr const char* kRunUsage = "strata run EXE.stx|- [--function NAME] --input=... [options]";
+
 int RunRunCommand(const std::vector<std::string>& args) {
   po::options_description options("run options");
-  options.add_options()("help,h", "show this help")("executable", po::value<std::string>()->required(),
-                                                    "the executable (.stx)")(
+  options.add_options()("help,h", "show this help")("executable", po::value<std::string>(),
+                                                    "the executable (.stx); - reads standard input")(
       "function", po::value<std::string>()->default_value("main"), "the function to call")(
       "input", po::value<std::vector<std::string>>(),
       "an argument: @file.npy, an inline tensor like 2x3xf32=1,2,3,4,5,6, or a scalar (5, 2.5, true)")(
@@ -313,19 +323,19 @@ int RunRunCommand(const std::vector<std::string>& args) {
   positional.add("executable", 1);
   po::variables_map vm;
   int exit_code = 0;
-  if (!ParseCommandLine("run", args, options, positional, &vm, &exit_code)) return exit_code;
+  if (!ParseCommandLine("run", kRunUsage, args, options, positional, &vm, &exit_code)) return exit_code;
 
   const vm::Tolerance tolerance{vm["rtol"].as<double>(), vm["atol"].as<double>()};
   if (!(tolerance.rtol >= 0) || !(tolerance.atol >= 0)) {
     std::fprintf(stderr, "strata run: --rtol and --atol must be non-negative numbers\n");
-    return 2;
+    return kExitUsage;
   }
   TimingOptions timing;
-  if (!ParseTimingOptions(vm, &timing)) return 2;
+  if (!ParseTimingOptions(vm, &timing)) return kExitUsage;
   if (vm.count("threads")) {
     if (Status status = vm::SetKernelThreadCount(vm["threads"].as<int>()); !status.ok()) {
       std::fprintf(stderr, "strata run: --threads: %s\n", status.message().c_str());
-      return 2;
+      return kExitUsage;
     }
   }
   vm::LoadOptions load_options;
@@ -335,18 +345,20 @@ int RunRunCommand(const std::vector<std::string>& args) {
       const size_t equals = text.find('=');
       if (equals == std::string::npos || equals == 0) {
         std::fprintf(stderr, "strata run: --device-options expects NAME=OPTIONS, got '%s'\n", text.c_str());
-        return 2;
+        return kExitUsage;
       }
       load_options.device_options[text.substr(0, equals)] = text.substr(equals + 1);
     }
   }
-  const std::string path = vm["executable"].as<std::string>();
-  auto executable = vm::Executable::MapFile(path, load_options);
-  if (!executable.ok()) {
-    // The loader's message starts with the path already.
-    std::fprintf(stderr, "error: %s\n", executable.status().message().c_str());
-    return 1;
+  if (!vm.count("executable")) {
+    std::fprintf(stderr, "strata run: no executable given\nusage: %s\n", kRunUsage);
+    return kExitUsage;
   }
+  const std::string path = vm["executable"].as<std::string>();
+  int load_exit_code = kExitOk;
+  const std::shared_ptr<const vm::Executable> executable =
+      LoadExecutableArgument("run", path, load_options, &load_exit_code);
+  if (executable == nullptr) return load_exit_code;
   std::vector<vm::Value> inputs;
   if (vm.count("input")) {
     const auto& texts = vm["input"].as<std::vector<std::string>>();
@@ -354,7 +366,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
       StatusOr<vm::Value> input = ParseInput(texts[i], i);
       if (!input.ok()) {
         std::fprintf(stderr, "strata run: %s\n", input.status().message().c_str());
-        return 1;
+        return ArgumentExitCode(input.status());
       }
       inputs.push_back(std::move(input).value());
     }
@@ -367,17 +379,17 @@ int RunRunCommand(const std::vector<std::string>& args) {
     if (!trace_file) {
       std::fprintf(stderr, "strata run: cannot write the trace to '%s': %s\n", timing.trace_path.c_str(),
                    std::strerror(errno));
-      return 1;
+      return kExitFile;
     }
   }
 
   const std::string stats_mode = vm.count("stats") ? vm["stats"].as<std::string>() : "";
   if (!stats_mode.empty() && stats_mode != "summary" && stats_mode != "per-call") {
     std::fprintf(stderr, "strata run: --stats takes no value or =per-call, got '%s'\n", stats_mode.c_str());
-    return 2;
+    return kExitUsage;
   }
   StatsSummary stats_summary;
-  vm::VirtualMachine machine(*executable);
+  vm::VirtualMachine machine(executable);
   const std::string function = vm["function"].as<std::string>();
   // The profiler watches the timed calls only (the warmup calls fill the
   // memory pool's cache, which is what a service's steady state looks like);
@@ -385,7 +397,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
   std::unique_ptr<vm::Profiler> profiler;
   if (timing.profile || trace_file) {
     const vm::Profiler::Options options{.record_trace = trace_file != nullptr};
-    profiler = std::make_unique<vm::Profiler>(*executable, options);
+    profiler = std::make_unique<vm::Profiler>(executable, options);
   }
   std::vector<double> latencies_us;
   latencies_us.reserve(static_cast<size_t>(timing.repeat));
@@ -403,15 +415,14 @@ int RunRunCommand(const std::vector<std::string>& args) {
     }
     if (stats_mode == "per-call") {
       PrintMemoryStats(static_cast<size_t>(call) + 1, machine.last_memory_stats());
-      if (!(*executable)->devices().empty())
-        PrintDeviceStats(static_cast<size_t>(call) + 1, machine.last_device_stats());
+      if (!executable->devices().empty()) PrintDeviceStats(static_cast<size_t>(call) + 1, machine.last_device_stats());
     } else if (stats_mode == "summary") {
       stats_summary.Add(machine.last_memory_stats(), machine.last_device_stats());
     }
     if (call >= timing.warmup) latencies_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
     result = std::move(called).value();
   }
-  stats_summary.Print(!(*executable)->devices().empty());
+  stats_summary.Print(!executable->devices().empty());
   // A failed call still reports what the profiler saw up to the failure.
   if (timing.profile) std::fputs(profiler->FormatReport().c_str(), stderr);
   if (trace_file) {
@@ -420,10 +431,10 @@ int RunRunCommand(const std::vector<std::string>& args) {
     if (!written || std::fclose(trace_file.release()) != 0) {
       std::fprintf(stderr, "strata run: cannot write the trace to '%s': %s\n", timing.trace_path.c_str(),
                    std::strerror(errno));
-      return 1;
+      return kExitFile;
     }
   }
-  if (failed) return 1;
+  if (failed) return kExitRefused;
   if (timing.print_latency) {
     std::fprintf(stderr, "%s%s\n", FormatLatency(latencies_us, timing.warmup).c_str(),
                  profiler ? " (profiled: includes the profiler's clock reads)" : "");
@@ -431,13 +442,13 @@ int RunRunCommand(const std::vector<std::string>& args) {
 
   std::vector<vm::Value> results;
   (void)CollectTensors(result, &results);
-  const std::vector<std::string> names = ResultNames(**executable, function, results.size());
+  const std::vector<std::string> names = ResultNames(*executable, function, results.size());
   std::vector<std::string> outputs;
   if (vm.count("output")) outputs = vm["output"].as<std::vector<std::string>>();
   if (!outputs.empty() && outputs.size() != results.size()) {
     std::fprintf(stderr, "strata run: %zu --output files given, but '%s' returned %zu values\n", outputs.size(),
                  function.c_str(), results.size());
-    return 1;
+    return kExitRefused;
   }
   const bool checking = vm.count("expected-output") > 0;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -446,12 +457,12 @@ int RunRunCommand(const std::vector<std::string>& args) {
       if (!value.is_tensor()) {
         std::fprintf(stderr, "strata run: %s is a %s, not a tensor; cannot write '%s'\n", ResultLabel(i, names).c_str(),
                      value.kind_name(), outputs[i].c_str());
-        return 1;
+        return kExitRefused;
       }
       Status written = vm::WriteNpyFile(outputs[i], *value.tensor());
       if (!written.ok()) {
         std::fprintf(stderr, "strata run: %s\n", written.message().c_str());
-        return 1;
+        return kExitFile;
       }
       continue;
     }
@@ -465,11 +476,9 @@ int RunRunCommand(const std::vector<std::string>& args) {
     }
   }
   if (checking) {
-    if (!CheckExpectedOutputs(results, names, vm["expected-output"].as<std::vector<std::string>>(), tolerance)) {
-      return 1;
-    }
+    return CheckExpectedOutputs(results, names, vm["expected-output"].as<std::vector<std::string>>(), tolerance);
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace strata::apps

@@ -1,6 +1,7 @@
 // Loading an executable: read or map, verify, build the function table, resolve.
 #include "vm/executable.h"
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "serialization/format_version.h"
 #include "serialization/reader.h"
 #include "support/printable_text.h"
+#include "support/suggest.h"
 #include "vm/bytecode/bytecode.h"
 #include "vm/bytecode/verifier.h"
 #include "vm/cpu_features.h"
@@ -331,6 +333,17 @@ StatusOr<std::shared_ptr<const Executable>> Executable::LoadChecked(std::shared_
   }
 
   if (options.resolve) {
+    // Options for a device the executable does not use are a mistake (a typo, or the wrong file), not a no-op.
+    std::vector<std::string> used;
+    for (const auto& device : exe->devices_) used.push_back(device.name);
+    for (const auto& [name, text] : options.device_options) {
+      if (std::find(used.begin(), used.end(), name) == used.end()) {
+        return Status(ErrorStatus() << "device options name device '" << name
+                                    << "', which the executable does not use (it uses: "
+                                    << (used.empty() ? std::string("the CPU only") : JoinNames(used)) << ")"
+                                    << DidYouMean(name, used));
+      }
+    }
     for (auto& device : exe->devices_) {
       auto override = options.device_options.find(device.name);
       if (override != options.device_options.end()) device.options = override->second;

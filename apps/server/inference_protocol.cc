@@ -10,7 +10,7 @@ namespace strata::server {
 namespace {
 
 constexpr const char* kServerName = "strata-server";
-constexpr const char* kServerVersion = "0.1.0";
+constexpr const char* kServerVersion = STRATA_VERSION;  // the project's version (CMakeLists.txt)
 
 std::optional<DataType> SignatureDtype(const vm::ValueSignature* s) {
   return s ? DataType::Parse(s->dtype) : std::nullopt;

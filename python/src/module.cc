@@ -23,8 +23,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "compiler/driver/compile.h"
-#include "compiler/frontend/onnx/onnx_importer.h"
-#include "compiler/ir/parser.h"
+#include "compiler/driver/compile_model.h"
 #include "python/src/errors.h"
 #include "python/src/tensor_interop.h"
 #include "vm/executable.h"
@@ -49,7 +48,7 @@ struct CompileRequest {
   std::string source;  // the path, the ONNX bytes or the text
   std::string name;    // what errors call the model
   std::map<std::string, std::pair<int64_t, int64_t>> dynamic;
-  std::vector<std::string> byoc, devices, dispatch, tir_library;
+  std::vector<std::string> byoc, targets, dispatch, tir_library;
   std::vector<std::pair<std::string, std::string>> passes_before, passes_after;
   std::string dump_ir, dump_llvm_ir, cpu, cpu_features;
   bool fuse = true, nchwc = true, memory_plan = true, time_passes = false;
@@ -83,44 +82,37 @@ PyExecutable LoadBytes(nb::bytes bytes, const std::map<std::string, std::string>
   return PyExecutable{LoadOrThrow(vm::Executable::LoadFromBytes(data, LoadOptionsWith(device_options))), ""};
 }
 
-// The CLI's message: "where: error: message", where is the binding's source
-// position (or the model node) when the error has one, else the model's name.
-std::string CompileErrorText(const Status& status, const std::string& name) {
-  const SourceLocation* at = status.location();
-  return (at != nullptr ? at->Text() : name) + ": error: " + status.message();
-}
-
 PyExecutable Compile(const CompileRequest& request) {
-  driver::CompileOptions options;
+  // The compiler's front door, as `strata compile` takes it (compiler/driver/compile_model.h).
+  driver::CompileRequest compile;
+  driver::CompileOptions& options = compile.options;
   options.dump_ir_dir = request.dump_ir;
   options.codegen.dump_llvm_ir_path = request.dump_llvm_ir;
   options.codegen.cpu = request.cpu;
   options.codegen.features = request.cpu_features;
   options.print_pass_timing = request.time_passes;
   options.byoc_backends = request.byoc;
-  options.device_targets = request.devices;
   options.tir_library_paths = request.tir_library;
   options.passes_before = request.passes_before;
-  for (const std::string& pass : request.dispatch) options.passes_before.emplace_back("LegalizeOps", pass);
   options.passes_after = request.passes_after;
   options.fuse = request.fuse;
   options.nchwc_layout = request.nchwc;
   options.plan_memory = request.memory_plan;
-  frontend::OnnxImportOptions import_options;
-  import_options.dim_bounds = request.dynamic;
+  compile.targets = request.targets;
+  compile.dispatch = request.dispatch;
+  compile.dynamic = request.dynamic;
 
   nb::gil_scoped_release no_gil;
-  StatusOr<ir::IRModule> module = Status::Error("unknown model kind '" + request.kind + "'");
-  if (request.kind == "onnx_file") {
-    module = frontend::ImportOnnxFile(request.source, import_options);
-  } else if (request.kind == "onnx_bytes") {
-    module = frontend::ImportOnnxBytes(request.source, request.name, import_options);
-  } else if (request.kind == "sir_file") {
-    module = driver::LoadModuleFile(request.source);
-  } else if (request.kind == "sir_text") {
-    module = ir::ParseModule(request.source, request.name);
-  }
-  if (!module.ok()) throw CompileErrorEx(module.status().message());
+  const bool file = request.kind == "onnx_file" || request.kind == "sir_file";
+  const driver::ModelFormat format =
+      request.kind.rfind("onnx", 0) == 0 ? driver::ModelFormat::kOnnx : driver::ModelFormat::kTextIR;
+  StatusOr<driver::ModelSource> source = file ? driver::ReadModelSource(request.source, format)
+                                              : driver::ModelSourceFromBytes(request.source, request.name, format);
+  if (!source.ok()) throw CompileErrorEx(source.status().message());
+  StatusOr<driver::CompileOptions> resolved = driver::ResolveCompileOptions(compile);
+  if (!resolved.ok()) throw CompileErrorEx(resolved.status().message());
+  StatusOr<ir::IRModule> module = driver::ImportModel(*source, compile);
+  if (!module.ok()) throw CompileErrorEx(driver::ErrorText(module.status(), source->name));
   // Written to a file and mapped, as `strata compile` then `strata.load` would:
   // a large model's weights are then neither held twice nor copied again. The
   // file is unlinked at once; the mapping keeps its pages.
@@ -128,10 +120,10 @@ PyExecutable Compile(const CompileRequest& request) {
   const int fd = mkstemp(path);
   if (fd < 0) throw CompileErrorEx(std::string("cannot create a temporary file in /tmp: ") + std::strerror(errno));
   close(fd);
-  const Status compiled = driver::CompileToFile(*std::move(module), options, path);
+  const Status compiled = driver::CompileToFile(*std::move(module), *resolved, path);
   if (!compiled.ok()) {
     std::remove(path);
-    throw CompileErrorEx(CompileErrorText(compiled, request.name));
+    throw CompileErrorEx(driver::ErrorText(compiled, request.name));
   }
   StatusOr<std::shared_ptr<const vm::Executable>> loaded = vm::Executable::MapFile(path);
   std::remove(path);
@@ -367,7 +359,7 @@ NB_MODULE(_strata, m) {
       .def_rw("name", &CompileRequest::name)
       .def_rw("dynamic", &CompileRequest::dynamic)
       .def_rw("byoc", &CompileRequest::byoc)
-      .def_rw("devices", &CompileRequest::devices)
+      .def_rw("targets", &CompileRequest::targets)
       .def_rw("dispatch", &CompileRequest::dispatch)
       .def_rw("tir_library", &CompileRequest::tir_library)
       .def_rw("passes_before", &CompileRequest::passes_before)

@@ -63,10 +63,22 @@ def test_onnx_error_names_node_op_and_opset(strata):
 
 
 def test_compile_argument_errors(strata, tmp_path):
-    with pytest.raises(strata.CompileError, match="no such file"):
+    with pytest.raises(strata.CompileError, match="cannot open '.*missing.onnx': No such file or directory"):
         strata.compile(tmp_path / "missing.onnx")
+    (tmp_path / "folder.onnx").mkdir()
+    with pytest.raises(strata.CompileError, match="it is a directory"):
+        strata.compile(tmp_path / "folder.onnx")
+    with pytest.raises(strata.CompileError, match="the file is empty"):
+        strata.compile("\n  \n")
+    with pytest.raises(strata.CompileError, match=r"defines no graph function \(func @name\)"):
+        strata.compile("prim_func @k(A: Buffer[(4,), f32]) {\n  A[0] = 1.0\n}\n")
     with pytest.raises(strata.CompileError, match="unknown target 'gpu'"):
         strata.compile(IDENTITY_SIR, target="cpu,gpu")
+    with pytest.raises(strata.CompileError, match="unknown target 'nu'.*did you mean 'npu'"):
+        strata.compile(IDENTITY_SIR, target="cpu,nu")
+    with pytest.raises(strata.CompileError, match=r"no dynamic dimension named 'btach' \(it has: batch\); "
+                                                  r"did you mean 'batch'\?"):
+        strata.compile(ONNX_FIXTURES / "mlp" / "model.onnx", dynamic={"btach": (1, 4)})
     with pytest.raises(strata.CompileError, match="must include cpu"):
         strata.compile(IDENTITY_SIR, target="npu")
     with pytest.raises(strata.CompileError, match="dynamic applies to ONNX models"):

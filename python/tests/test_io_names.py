@@ -1,5 +1,6 @@
 """The model's own input and output names (format 1.6): described, and usable as keyword arguments."""
 import numpy as np
+import onnxruntime as ort
 import pytest
 
 from conftest import REPO
@@ -71,3 +72,34 @@ def test_keyword_argument_errors(strata, io_names, matmul_relu):
     np.testing.assert_array_equal(np.asarray(mr.main(w=b, x=a)), np.full((2, 4), 3, np.float32))
     with pytest.raises(TypeError, match=r"expects 2 arguments \(x, w\), got argument 0 \('x'\) twice"):
         mr.main(a, x=a)
+
+
+@pytest.mark.parametrize("k", [0, 2])
+def test_run_takes_a_dict_and_output_names_as_onnxruntime_does(strata, io_names, k):
+    x, mask, _, _ = _run(k)
+    feed = {"input.1": x, "mask/0": mask}
+    session = ort.InferenceSession(str(IO_NAMES / "model.onnx"), providers=["CPUExecutionProvider"])
+    vm = strata.VirtualMachine(io_names)
+    for wanted in (None, ["logits"], ["logits", "probs"], ["probs"]):
+        got = vm.run(wanted, feed)
+        expected = session.run(wanted, feed)
+        assert len(got) == len(expected), wanted
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(np.asarray(g), e, rtol=1e-4, atol=1e-5, err_msg=str(wanted))
+    # Parameter names work as keys too.
+    np.testing.assert_allclose(np.asarray(vm.run(["probs"], {"input_1": x, "mask_0": mask})[0]),
+                               session.run(["probs"], feed)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_run_errors_name_what_exists(strata, io_names):
+    x, mask, _, _ = _run(0)
+    vm = strata.VirtualMachine(io_names)
+    with pytest.raises(ValueError, match=r"'main' has no output named 'prob' \(its outputs: probs, logits\); "
+                                         r"did you mean 'probs'\?"):
+        vm.run(["prob"], {"input.1": x, "mask/0": mask})
+    with pytest.raises(TypeError, match=r"input_feed must be a dict .*the function's inputs: input\.1, mask/0"):
+        vm.run(None, [x, mask])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'input'"):
+        vm.run(None, {"input": x, "mask/0": mask})
+    with pytest.raises(KeyError, match="no function 'mian'"):
+        vm.run(None, {"input.1": x, "mask/0": mask}, function="mian")

@@ -328,15 +328,15 @@ TEST(OnnxImport, ErrorsNameTheNodeOpTypeAndOpset) {
   auto unknown_dim = frontend::ImportOnnxBytes(OneNodeModel("Relu", 17), "m.onnx", bounds);
   ASSERT_FALSE(unknown_dim.ok());
   EXPECT_EQ(unknown_dim.status().message(),
-            "m.onnx: --dynamic batch=1..64: the model has no dynamic dimension named 'batch'");
+            "m.onnx: --dynamic batch=1..64: the model has no dynamic dimension named 'batch' (it has: n)");
   auto missing = frontend::ImportOnnxFile("/nonexistent/model.onnx");
-  EXPECT_EQ(missing.status().message(), "cannot open '/nonexistent/model.onnx'");
+  EXPECT_EQ(missing.status().message(), "cannot open '/nonexistent/model.onnx': No such file or directory");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   // The file is mapped, not streamed: a directory and an empty file are refused
   // by name, and a file that parses imports as the same bytes would.
   const std::string dir = ::testing::TempDir();
   auto directory = frontend::ImportOnnxFile(dir);
-  EXPECT_EQ(directory.status().message(), "cannot read '" + dir + "': not a regular file");
+  EXPECT_EQ(directory.status().message(), "cannot read '" + dir + "': it is a directory");
   const std::string empty_path = dir + "/strata_empty.onnx", relu_path = dir + "/strata_relu.onnx";
   { std::ofstream(empty_path, std::ios::binary); }
   auto empty = frontend::ImportOnnxFile(empty_path);

@@ -147,15 +147,16 @@ TEST_F(ProfileCli, BadTimingOptionsAreUsageErrors) {
   EXPECT_EQ(Run("run " + exe_ + kInputs + " --warmup=-1", &out), 2);
   EXPECT_EQ(out, "strata run: --warmup must be between 0 and 10000000, got -1\n");
   EXPECT_EQ(Run("run " + exe_ + kInputs + " --repeat=many", &out), 2);
-  EXPECT_EQ(out, "strata run: the argument ('many') for option '--repeat' is invalid\n");
+  EXPECT_EQ(out.substr(0, out.find('\n')), "strata run: the argument ('many') for option '--repeat' is invalid");
   EXPECT_EQ(Run("run " + exe_ + kInputs + " --repeat=2.5", &out), 2);
   EXPECT_NE(out.find("for option '--repeat' is invalid"), std::string::npos) << out;
   EXPECT_EQ(Run("run " + exe_ + kInputs + " --trace ''", &out), 2);
   EXPECT_EQ(out, "strata run: --trace needs a file name (--trace=trace.json)\n");
   EXPECT_EQ(Run("run " + exe_ + kInputs + " --trace=", &out), 2);  // refused by the option parser itself
-  EXPECT_EQ(out, "strata run: the argument for option '--trace' should follow immediately after the equal sign\n");
+  EXPECT_EQ(out.substr(0, out.find('\n')),
+            "strata run: the argument for option '--trace' should follow immediately after the equal sign");
   const std::string unwritable = (dir_ / "no" / "such" / "dir" / "t.json").string();
-  EXPECT_EQ(Run("run " + exe_ + kInputs + " --trace=" + unwritable, &out), 1);
+  EXPECT_EQ(Run("run " + exe_ + kInputs + " --trace=" + unwritable, &out), 3);
   EXPECT_EQ(out, "strata run: cannot write the trace to '" + unwritable + "': No such file or directory\n");
 }
 

@@ -296,7 +296,11 @@ StatusOr<Ref<Tensor>> ParseNpy(std::span<const uint8_t> bytes, std::string_view 
 
 StatusOr<Ref<Tensor>> ReadNpyFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(ErrorStatus() << path << ": cannot open: " << std::strerror(errno));
+  if (!in) {
+    const int error = errno;
+    return Status(ErrorStatus(error == ENOENT ? StatusCode::kNotFound : StatusCode::kFailedPrecondition)
+                  << path << ": cannot open: " << std::strerror(error));
+  }
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return Status(ErrorStatus() << path << ": read failed");
   return ParseNpy(bytes, path);

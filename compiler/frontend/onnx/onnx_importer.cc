@@ -17,6 +17,7 @@
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/op/op_registry.h"
+#include "support/suggest.h"
 
 namespace strata::frontend {
 namespace {
@@ -60,8 +61,13 @@ class Importer : public ImportContext {
     }
     for (const auto& [name, bounds] : options_.dim_bounds) {
       if (!symbols_.count(name)) {
-        return ErrorStatus() << "--dynamic " << name << "=" << bounds.first << ".." << bounds.second
-                             << ": the model has no dynamic dimension named '" << name << "'";
+        std::vector<std::string> known;
+        for (const auto& [symbol, var] : symbols_) known.push_back(symbol);
+        ErrorStatus error;
+        error << "--dynamic " << name << "=" << bounds.first << ".." << bounds.second
+              << ": the model has no dynamic dimension named '" << name << "'";
+        if (known.empty()) return error << "; its inputs have only fixed dimensions";
+        return error << " (it has: " << JoinNames(known) << ")" << DidYouMean(name, known);
       }
     }
     for (int i = 0; i < graph.node_size(); ++i) STRATA_RETURN_IF_ERROR(ConvertNode(graph.node(i), i));
@@ -293,9 +299,15 @@ class MappedModelFile {
   }
   Status Open(const std::string& path) {
     fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return ErrorStatus(StatusCode::kNotFound) << "cannot open '" << path << "'";
+    if (fd_ < 0) {
+      return ErrorStatus(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kFailedPrecondition)
+             << "cannot open '" << path << "': " << std::strerror(errno);
+    }
     struct stat st {};
     if (fstat(fd_, &st) != 0) return ErrorStatus() << "cannot stat '" << path << "': " << std::strerror(errno);
+    if (S_ISDIR(st.st_mode)) {
+      return ErrorStatus(StatusCode::kFailedPrecondition) << "cannot read '" << path << "': it is a directory";
+    }
     if (!S_ISREG(st.st_mode)) return ErrorStatus() << "cannot read '" << path << "': not a regular file";
     size_ = static_cast<size_t>(st.st_size);
     if (size_ == 0) return Status::Ok();
