@@ -1,7 +1,8 @@
 # `cmake --install build [--prefix DIR]`: the runtime for services that embed it,
 # and the tools.
 #
-#   bin/strata-server, bin/strata (with the compiler)
+#   bin/strata-server, bin/strata (with the compiler; share/strata/ccodegen holds
+#     what its --byoc ccodegen compiles generated C with)
 #   lib/libstrata_*.a, lib/libstrata_sim_npu.so (found by the runtime as ../lib
 #     of the running program)
 #   include/strata/{support,serialization,vm}/*.h (with the generated schema header)
@@ -31,6 +32,13 @@ install(TARGETS strata_sim_npu LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS strata-server RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET strata)
   install(TARGETS strata RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # What `strata compile --byoc ccodegen` compiles its C with, found relative to
+  # bin/strata (compiler/byoc/ccodegen): the kernel ABI header, the sample
+  # library's header and archive.
+  install(FILES ${CMAKE_SOURCE_DIR}/vm/kernel_abi.h DESTINATION share/strata/ccodegen/include/vm)
+  install(FILES ${CMAKE_SOURCE_DIR}/kernels/sample_byoc/sample_byoc.h
+          DESTINATION share/strata/ccodegen/include/kernels/sample_byoc)
+  install(TARGETS strata_sample_byoc ARCHIVE DESTINATION share/strata/ccodegen/lib)
 endif()
 
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/StrataConfig.cmake.in

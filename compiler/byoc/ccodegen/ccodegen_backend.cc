@@ -10,6 +10,7 @@
 // library linked in, and the executable carries it. Each composite call becomes
 // a destination-passing call of its function, so the tensor between two
 // composites is allocated by the VM like any other.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@
 #ifndef STRATA_SAMPLE_BYOC_LIBRARY
 #error "STRATA_SAMPLE_BYOC_LIBRARY must name the sample library archive"
 #endif
+#ifndef STRATA_CCODEGEN_INSTALL_DIR
+#error "STRATA_CCODEGEN_INSTALL_DIR must name where `cmake --install` puts ccodegen's files, relative to the prefix"
+#endif
 
 namespace strata::byoc {
 
@@ -32,6 +36,42 @@ using namespace graph;    // NOLINT: patterns over graph expressions
 using namespace pattern;  // NOLINT
 
 namespace {
+
+// What the generated C is compiled with: the directory its #includes are found
+// in (vm/kernel_abi.h, kernels/sample_byoc/sample_byoc.h) and the sample library.
+struct CCodegenFiles {
+  std::string include_dir;
+  std::string library;
+};
+
+// An installed strata finds them under its own prefix (bin/strata ->
+// share/strata/ccodegen), so it works wherever the prefix is, with the source
+// tree gone; a strata in its build tree uses the source and build trees.
+StatusOr<CCodegenFiles> FindCCodegenFiles() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::vector<std::string> looked;
+  if (!ec) {
+    const std::filesystem::path installed = self.parent_path().parent_path() / STRATA_CCODEGEN_INSTALL_DIR;
+    const CCodegenFiles files{(installed / "include").string(),
+                              (installed / "lib" / "libstrata_sample_byoc.a").string()};
+    if (std::filesystem::exists(installed / "include" / "vm" / "kernel_abi.h", ec) &&
+        std::filesystem::exists(files.library, ec)) {
+      return files;
+    }
+    looked.push_back(installed.string());
+  }
+  const CCodegenFiles built{STRATA_SOURCE_DIR, STRATA_SAMPLE_BYOC_LIBRARY};
+  if (std::filesystem::exists(std::filesystem::path(built.include_dir) / "vm" / "kernel_abi.h", ec) &&
+      std::filesystem::exists(built.library, ec)) {
+    return built;
+  }
+  looked.push_back(built.include_dir + " and " + built.library);
+  ErrorStatus error(StatusCode::kFailedPrecondition);
+  error << "ccodegen: cannot find the headers and the sample library the generated C is compiled with; looked in:";
+  for (const std::string& place : looked) error << " " << place << ";";
+  return error << " install strata (cmake --install) or run it from its build tree";
+}
 
 bool IsF32(const Expr& e, int rank) {
   const auto* t = e->struct_info ? e->struct_info.as<TensorStructInfoNode>() : nullptr;
@@ -163,8 +203,9 @@ StatusOr<CodegenResult> Codegen(const OffloadedFunction& offloaded) {
     result.module.symbols.push_back(composite.function_name);
   }
   // 3. Compile, with the library linked in: the executable carries everything.
+  STRATA_ASSIGN_OR_RETURN(CCodegenFiles files, FindCCodegenFiles());
   STRATA_ASSIGN_OR_RETURN(result.module.code,
-                          codegen::CompileCSharedObject(source, {STRATA_SOURCE_DIR}, {STRATA_SAMPLE_BYOC_LIBRARY}));
+                          codegen::CompileCSharedObject(source, {files.include_dir}, {files.library}));
   result.module.format = "elf-shared-object";
   result.module.target_triple = codegen::DefaultTargetTriple();
   return result;
