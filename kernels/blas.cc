@@ -76,17 +76,7 @@ Status BlasMatmul(void*, const vm::Value* const* args, int32_t num_args, vm::Val
                                 << " and B is " << vm::ShapeToString(b->shape())
                                 << " (a batched B must have exactly A's batch dimensions)");
   }
-  const bool c_ok = c->shape().size() == ra && c->shape()[ra - 2] == m && c->shape()[ra - 1] == n &&
-                    std::equal(batch.begin(), batch.end(), c->shape().begin());
-  if (!c_ok) {
-    std::vector<int64_t> want(batch.begin(), batch.end());
-    want.push_back(m);
-    want.push_back(n);
-    return Status(ErrorStatus() << kMatmul << ": output C is " << vm::ShapeToString(c->shape()) << ", expected "
-                                << vm::ShapeToString(want) << " for A " << vm::ShapeToString(a->shape()) << " and B "
-                                << vm::ShapeToString(b->shape()));
-  }
-  STRATA_RETURN_IF_ERROR(CheckOutput(kMatmul, "C", c, {a, b}, "A and B"));
+  STRATA_RETURN_IF_ERROR(CheckMatmulOutput(kMatmul, mm, batch));
   const int64_t batches = Product(batch);
   STRATA_RETURN_IF_ERROR(CheckBlasSize(kMatmul, {batches * m, n, k}));
   if (rb == 2) {

@@ -352,17 +352,7 @@ Status Matmul(const vm::Value* const* args, int32_t num_args) {
                                   << " (a batched B must have A's rank, each batch dimension equal to A's or 1)");
     }
   }
-  const bool c_ok = c->shape().size() == ra && c->shape()[ra - 2] == m && c->shape()[ra - 1] == n &&
-                    std::equal(a_batch.begin(), a_batch.end(), c->shape().begin());
-  if (!c_ok) {
-    std::vector<int64_t> want(a_batch.begin(), a_batch.end());
-    want.push_back(m);
-    want.push_back(n);
-    return Status(ErrorStatus() << kMatmul << ": output C is " << vm::ShapeToString(c->shape()) << ", expected "
-                                << vm::ShapeToString(want) << " for A " << vm::ShapeToString(a->shape()) << " and B "
-                                << vm::ShapeToString(b->shape()));
-  }
-  STRATA_RETURN_IF_ERROR(CheckOutput(kMatmul, "C", c, {a, b}, "A and B"));
+  STRATA_RETURN_IF_ERROR(CheckMatmulOutput(kMatmul, mm, a_batch));
   if (c->num_elements() == 0) return Status::Ok();
   if (k == 0) {
     FillChannels(c->data_as<float>(), c->num_elements(), 1, 1, nullptr, false);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::kernels {
 
@@ -104,6 +105,22 @@ Status GetMatmulArgs(const char* fn, const vm::Value* const* args, int32_t num_a
                                 << ", B dimension " << rb - 2 << " = " << b[rb - 2] << ")");
   }
   return Status::Ok();
+}
+
+Status CheckMatmulOutput(const char* fn, const MatmulArgs& mm, std::span<const int64_t> batch) {
+  const vm::Tensor *a = mm.a, *b = mm.b, *c = mm.c;
+  const size_t ra = a->shape().size();
+  const bool c_ok = c->shape().size() == ra && c->shape()[ra - 2] == mm.m && c->shape()[ra - 1] == mm.n &&
+                    std::equal(batch.begin(), batch.end(), c->shape().begin());
+  if (!c_ok) {
+    std::vector<int64_t> want(batch.begin(), batch.end());
+    want.push_back(mm.m);
+    want.push_back(mm.n);
+    return Status(ErrorStatus() << fn << ": output C is " << vm::ShapeToString(c->shape()) << ", expected "
+                                << vm::ShapeToString(want) << " for A " << vm::ShapeToString(a->shape()) << " and B "
+                                << vm::ShapeToString(b->shape()));
+  }
+  return CheckOutput(fn, "C", c, {a, b}, "A and B");
 }
 
 }  // namespace strata::kernels

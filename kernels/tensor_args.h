@@ -45,5 +45,7 @@ struct MatmulArgs {
   int64_t m = 0, n = 0, k = 0;
 };
 Status GetMatmulArgs(const char* fn, const vm::Value* const* args, int32_t num_args, MatmulArgs* out_args);
+// C is [batch..., m, n] (batch: A's leading dims), writable, and overlaps neither A nor B.
+Status CheckMatmulOutput(const char* fn, const MatmulArgs& mm, std::span<const int64_t> batch);
 
 }  // namespace strata::kernels

@@ -320,6 +320,17 @@ Status Parser::ParseCallRest(std::vector<graph::Expr>* args, Attrs* attrs, size_
   return Expect(")", "after call arguments");
 }
 
+Status Parser::ParseCallArguments(std::vector<graph::Expr>* args, Attrs* attrs, const Token& callee) {
+  if (TryPunct(")")) return Status::Ok();
+  if (PeekKwarg()) {
+    STRATA_RETURN_IF_ERROR(ParseKwarg(attrs));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(graph::Expr first, ParseValue(nullptr));
+    args->push_back(std::move(first));
+  }
+  return ParseCallRest(args, attrs, SIZE_MAX, callee);
+}
+
 StatusOr<graph::Expr> Parser::ParseValuePrimary(const StructInfo* packed_sinfo) {
   const Token t = Peek();
   if (t.IsPunct("(")) {
@@ -363,15 +374,7 @@ StatusOr<graph::Expr> Parser::ParseValuePrimary(const StructInfo* packed_sinfo) 
     Next();
     std::vector<graph::Expr> args;
     Attrs attrs;
-    if (!TryPunct(")")) {
-      if (PeekKwarg()) {
-        STRATA_RETURN_IF_ERROR(ParseKwarg(&attrs));
-      } else {
-        STRATA_ASSIGN_OR_RETURN(graph::Expr first, ParseValue(nullptr));
-        args.push_back(std::move(first));
-      }
-      STRATA_RETURN_IF_ERROR(ParseCallRest(&args, &attrs, SIZE_MAX, t));
-    }
+    STRATA_RETURN_IF_ERROR(ParseCallArguments(&args, &attrs, t));
     AddRef(t, GlobalRef::Use::kCall, args.size());
     return graph::CallNode::make(global, std::move(args), std::move(attrs));
   }
@@ -449,15 +452,7 @@ StatusOr<graph::Expr> Parser::ParseValuePrimary(const StructInfo* packed_sinfo) 
   if (name == "const") return ParseConst();
   std::vector<graph::Expr> args;
   Attrs attrs;
-  if (!TryPunct(")")) {
-    if (PeekKwarg()) {
-      STRATA_RETURN_IF_ERROR(ParseKwarg(&attrs));
-    } else {
-      STRATA_ASSIGN_OR_RETURN(graph::Expr first, ParseValue(nullptr));
-      args.push_back(std::move(first));
-    }
-    STRATA_RETURN_IF_ERROR(ParseCallRest(&args, &attrs, SIZE_MAX, t));
-  }
+  STRATA_RETURN_IF_ERROR(ParseCallArguments(&args, &attrs, t));
   return graph::CallNode::make(graph::OpNode::Get(name), std::move(args), std::move(attrs));
 }
 

@@ -183,6 +183,8 @@ class Parser {
   StatusOr<graph::Expr> ParseConst();
   StatusOr<graph::Expr> ParseConstFile(std::shared_ptr<graph::HostTensor> data, uint64_t count);
   Status ParseCallRest(std::vector<graph::Expr>* args, Attrs* attrs, size_t max_extra, const Token& callee);
+  // After "callee(": any number of positional arguments, then keyword ones, then ")".
+  Status ParseCallArguments(std::vector<graph::Expr>* args, Attrs* attrs, const Token& callee);
   Status ParseKwarg(Attrs* attrs);
   StatusOr<int> ParseTupleIndex();
   bool PeekBindingStart() const {

@@ -68,6 +68,28 @@ StatusOr<StructInfo> InferGatherElements(const OpCall& call) {
                         : TensorStructInfoNode::make_ndim(ndim, x->dtype);
 }
 
+// The run-time checks of gather_elements and scatter_elements, before any
+// element is read: outside `axis` an index position stands for the same
+// position of x, so indices may not be larger than x there; and every index
+// lies in [-extent, extent) of x's `axis`.
+void AppendElementIndexChecks(KernelBuilder& b, const tir::Buffer& in, const tir::Buffer& indices, int64_t axis,
+                              std::vector<tir::Stmt>* stmts) {
+  const PrimExpr extent = in->shape[axis];
+  for (int64_t d = 0; d < static_cast<int64_t>(in->shape.size()); ++d) {
+    if (d == axis || arith::CanProve(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]))) continue;
+    stmts->push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]),
+                                               "argument 'indices' dimension " + std::to_string(d) + " (" +
+                                                   DimText(indices->shape[d]) + ") must not exceed dimension " +
+                                                   std::to_string(d) + " of x (" + DimText(in->shape[d]) + ")"));
+  }
+  stmts->push_back(SerialNest(b, indices->shape, [&](const std::vector<PrimExpr>& at) {
+    return tir::AssertStmtNode::make(InRange(AsI64(Load(indices, at)), extent),
+                                     "argument 'indices' holds an index out of range for axis " + std::to_string(axis) +
+                                         " of x (extent " + DimText(extent) + "); indices must lie in [-" +
+                                         DimText(extent) + ", " + DimText(extent) + ")");
+  }));
+}
+
 StatusOr<tir::Stmt> GatherElementsKernel(const OpCall& call, KernelBuilder& b) {
   STRATA_ASSIGN_OR_RETURN(tir::Buffer in, b.Input(call.arg(0), "A", call.arg_name(0)));
   STRATA_ASSIGN_OR_RETURN(tir::Buffer indices, b.Input(call.arg(1), "I", call.arg_name(1)));
@@ -75,22 +97,8 @@ StatusOr<tir::Stmt> GatherElementsKernel(const OpCall& call, KernelBuilder& b) {
   const int64_t rank = static_cast<int64_t>(in->shape.size());
   STRATA_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(call, "axis", call.IntAttr("axis"), rank));
   const PrimExpr extent = in->shape[axis];
-  // Outside the gathered axis an index position reads the same position of x,
-  // so indices may not be larger than x there.
   std::vector<tir::Stmt> stmts;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d == axis || arith::CanProve(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]))) continue;
-    stmts.push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]),
-                                              "argument 'indices' dimension " + std::to_string(d) + " (" +
-                                                  DimText(indices->shape[d]) + ") must not exceed dimension " +
-                                                  std::to_string(d) + " of x (" + DimText(in->shape[d]) + ")"));
-  }
-  stmts.push_back(SerialNest(b, indices->shape, [&](const std::vector<PrimExpr>& at) {
-    return tir::AssertStmtNode::make(InRange(AsI64(Load(indices, at)), extent),
-                                     "argument 'indices' holds an index out of range for axis " + std::to_string(axis) +
-                                         " of x (extent " + DimText(extent) + "); indices must lie in [-" +
-                                         DimText(extent) + ", " + DimText(extent) + ")");
-  }));
+  AppendElementIndexChecks(b, in, indices, axis, &stmts);
   stmts.push_back(b.Elementwise(out->shape, [&](const std::vector<PrimExpr>& index) {
     std::vector<PrimExpr> in_index = index;
     in_index[axis] = Wrap(AsI64(Load(indices, index)), extent);
@@ -291,18 +299,7 @@ StatusOr<tir::Stmt> ScatterElementsKernel(const OpCall& call, KernelBuilder& b) 
   const PrimExpr extent = in->shape[axis];
   std::vector<tir::Stmt> stmts;
   STRATA_RETURN_IF_ERROR(CheckUpdatesShape(updates, indices->shape, &stmts));
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d == axis || arith::CanProve(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]))) continue;
-    stmts.push_back(tir::AssertStmtNode::make(Bin(PrimExprKind::kLE, indices->shape[d], in->shape[d]),
-                                              "argument 'indices' dimension " + std::to_string(d) + " (" +
-                                                  DimText(indices->shape[d]) + ") must not exceed dimension " +
-                                                  std::to_string(d) + " of x (" + DimText(in->shape[d]) + ")"));
-  }
-  stmts.push_back(SerialNest(b, indices->shape, [&](const std::vector<PrimExpr>& at) {
-    return tir::AssertStmtNode::make(InRange(AsI64(Load(indices, at)), extent),
-                                     "argument 'indices' holds an index out of range for axis " + std::to_string(axis) +
-                                         " of x (extent " + DimText(extent) + ")");
-  }));
+  AppendElementIndexChecks(b, in, indices, axis, &stmts);
   stmts.push_back(b.Elementwise(
       out->shape, [&](const std::vector<PrimExpr>& index) { return Store(out, index, Load(in, index)); }));
   stmts.push_back(SerialNest(b, indices->shape, [&](const std::vector<PrimExpr>& at) {

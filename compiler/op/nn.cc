@@ -23,6 +23,7 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "compiler/op/pool_kernel.h"
 #include "compiler/op/tir_build.h"
 #include "compiler/op/window.h"
 
@@ -413,29 +414,13 @@ StatusOr<tir::Stmt> LegalizeConv2d(const OpCall& call, KernelBuilder& b) {
 // every tap is inside the input and the loop vectorizes with plain loads, and
 // the few border columns, which clamp and mask each tap.
 
-enum class PoolKind { kMax, kAvg };
-
 StatusOr<tir::Stmt> LegalizePool(const OpCall& call, KernelBuilder& b, PoolKind kind) {
-  STRATA_ASSIGN_OR_RETURN(PoolAttrs a, ReadPoolAttrs(call));
-  const bool include_pad = kind == PoolKind::kAvg && call.BoolAttr("count_include_pad");
-  STRATA_ASSIGN_OR_RETURN(tir::Buffer x, b.Input(call.arg(0), "X", "x"));
-  STRATA_ASSIGN_OR_RETURN(tir::Buffer y, b.Output(call.call().struct_info, "Y"));
-  const DataType dt = y->dtype;
-  const PrimExpr height = x->shape[2], width = x->shape[3], out_w = y->shape[3];
-  const Window& win = a.window;
-  const auto [sh, sw] = win.strides;
-  const auto [dh, dw] = win.dilation;
-  const int64_t pt = win.pad_before(0), pl = win.pad_before(1), pb = win.pad_after(0), pr = win.pad_after(1);
-  const PrimExpr init = kind == PoolKind::kMax ? Float(dt, -std::numeric_limits<double>::infinity()) : Float(dt, 0);
+  STRATA_ASSIGN_OR_RETURN(const PoolKernelSetup setup, BeginPoolKernel(call, b, kind));
+  const auto& [a, include_pad, x, y, dt, height, width, out_w, sh, sw, dh, dw, pt, pl, pb, pr, init] = setup;
   const Combine combine = kind == PoolKind::kMax ? Combine(Maximum) : Combine(Add);
-  auto clamp = [](const PrimExpr& v, const PrimExpr& extent) { return tir::Max(tir::Min(v, extent - 1), 0); };
-  // 0 <= v < extent, without the parts that always hold.
-  auto inside = [](const PrimExpr& v, const PrimExpr& extent) { return AllOf({Ge(v, 0), Lt(v, extent)}); };
-  auto count = [](const std::vector<PrimExpr>& conditions) {
-    PrimExpr total = 0;
-    for (const PrimExpr& c : conditions) total = total + (IsTrue(c) ? PrimExpr(1) : tir::SelectNode::make(c, 1, 0));
-    return S(total);
-  };
+  const auto& clamp = ClampToExtent;
+  const auto& inside = InsideExtent;
+  const auto& count = CountTrue;
 
   return ParallelOver("t", {x->shape[0], x->shape[1], y->shape[2]}, [&](const Index& t) {
     const PrimExpr &n = t[0], &c = t[1], &oh = t[2];
