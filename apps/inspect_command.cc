@@ -13,7 +13,9 @@ int RunInspectCommand(const std::vector<std::string>& args) {
   po::options_description options("inspect options");
   options.add_options()("help,h", "show this help")("executable", po::value<std::string>(),
                                                     "the executable (.stx); - reads standard input")(
-      "no-verify-checksums", "describe the file without verifying its checksums (a damaged file can then be read)");
+      "no-verify-checksums",
+      "describe the file without verifying its checksums, so that a file whose weights are damaged can still be "
+      "read; its structure is verified all the same (docs/executable_format.md)");
   po::positional_options_description positional;
   positional.add("executable", 1);
   po::variables_map vm;

@@ -7,6 +7,7 @@
 #include "compiler/byoc/builtin_backends.h"
 #include "compiler/byoc/fuse_ops_by_pattern.h"
 #include "compiler/transform/pass.h"
+#include "support/suggest.h"
 
 namespace strata::byoc {
 namespace {
@@ -52,10 +53,11 @@ StatusOr<Backend> GetBackend(const std::string& name) {
   std::lock_guard<std::mutex> lock(RegistryMutex());
   auto it = Registry().find(name);
   if (it != Registry().end()) return it->second;
-  std::string known;
-  for (const auto& [n, b] : Registry()) known += (known.empty() ? "" : ", ") + n;
+  std::vector<std::string> known;
+  for (const auto& [n, b] : Registry()) known.push_back(n);
   return Status(ErrorStatus(StatusCode::kNotFound)
-                << "unknown BYOC backend '" << name << "' (registered: " << (known.empty() ? "none" : known) << ")");
+                << "unknown BYOC backend '" << name << "' (registered: " << (known.empty() ? "none" : JoinNames(known))
+                << ")" << DidYouMean(name, known));
 }
 
 std::vector<std::string> RegisteredBackendNames() {

@@ -129,11 +129,12 @@ Expr IfNode::make(Expr condition, Expr then_branch, Expr else_branch) {
                                              StructInfo()));
 }
 
-Expr FunctionNode::make(std::vector<Var> params, Expr body, StructInfo ret_struct_info, ir::Attrs attrs) {
+Expr FunctionNode::make(std::vector<Var> params, Expr body, StructInfo ret_struct_info, ir::Attrs attrs,
+                        std::shared_ptr<const SourceLocation> return_location) {
   for ([[maybe_unused]] const Var& p : params) assert(p.defined() && "null function parameter");
   assert(body.defined() && "function without a body");
   return Expr(std::make_shared<const FunctionNode>(std::move(params), std::move(body), std::move(ret_struct_info),
-                                                   std::move(attrs)));
+                                                   std::move(attrs), std::move(return_location)));
 }
 
 }  // namespace strata::graph

@@ -214,13 +214,20 @@ struct FunctionNode : ExprNode {
   const Expr body;  // a SeqExpr
   const StructInfo ret_struct_info;
   const ir::Attrs attrs;
-  static Expr make(std::vector<Var> params, Expr body, StructInfo ret_struct_info, ir::Attrs attrs = {});
-  FunctionNode(std::vector<Var> p, Expr b, StructInfo r, ir::Attrs a)
+  // Where the text IR returns the function's value (its `return`), for errors
+  // about the returned value; null for functions that were not parsed. Not part
+  // of the function's identity (structural equality ignores it).
+  const std::shared_ptr<const SourceLocation> return_location;
+  static Expr make(std::vector<Var> params, Expr body, StructInfo ret_struct_info, ir::Attrs attrs = {},
+                   std::shared_ptr<const SourceLocation> return_location = nullptr);
+  FunctionNode(std::vector<Var> p, Expr b, StructInfo r, ir::Attrs a,
+               std::shared_ptr<const SourceLocation> location = nullptr)
       : ExprNode(kKind, nullptr),
         params(std::move(p)),
         body(std::move(b)),
         ret_struct_info(std::move(r)),
-        attrs(std::move(a)) {}
+        attrs(std::move(a)),
+        return_location(std::move(location)) {}
 };
 using Function = std::shared_ptr<const FunctionNode>;
 

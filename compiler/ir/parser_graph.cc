@@ -47,7 +47,7 @@ StatusOr<graph::Function> Parser::ParseGraphFuncRest() {
   STRATA_RETURN_IF_ERROR(Expect("{", "to open the function body"));
   STRATA_ASSIGN_OR_RETURN(graph::Expr body, ParseSeq(/*function_body=*/true, open));
   STRATA_RETURN_IF_ERROR(Expect("}", "after the return value (it ends the function)"));
-  graph::Expr func = graph::FunctionNode::make(std::move(params), body, ret, std::move(attrs));
+  graph::Expr func = graph::FunctionNode::make(std::move(params), body, ret, std::move(attrs), return_location_);
   return std::static_pointer_cast<const graph::FunctionNode>(func.node_ptr());
 }
 
@@ -141,6 +141,7 @@ StatusOr<graph::Expr> Parser::ParseSeq(bool function_body, const Token& open) {
                             ", found end of file");
     }
     if (function_body && t.IsIdent("return")) {
+      return_location_ = std::make_shared<const SourceLocation>(SourceLocation{filename_, t.line, t.col, ""});
       Next();
       STRATA_ASSIGN_OR_RETURN(graph::Expr value, ParseValue(nullptr));
       flush();

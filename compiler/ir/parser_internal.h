@@ -204,6 +204,8 @@ class Parser {
 
   std::vector<Token> tokens_;
   std::string filename_;
+  // The `return` of the graph function being parsed (FunctionNode::return_location).
+  std::shared_ptr<const SourceLocation> return_location_;
   size_t pos_ = 0;
   int depth_ = 0;
   int stmt_nesting_ = 0;  // enclosing blocks, lets and allocs of the statement being read

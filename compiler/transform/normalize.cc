@@ -96,14 +96,15 @@ StatusOr<Function> Normalizer::FinishFunction(const Function& func, std::vector<
     ret = analysis::SimplifyStructInfo(ret);
     analysis::BaseCheck check = analysis::CheckBaseOf(ret, body_sinfo);
     if (check != analysis::BaseCheck::kPass) {
+      binding_location_ = func->return_location;  // the error points at `return`
       Fail("the returned value has struct info " + analysis::StructInfoText(body_sinfo) +
            (check == analysis::BaseCheck::kFail ? ", which contradicts" : ", which does not prove") +
            " the declared return struct info " + analysis::StructInfoText(ret));
     }
   }
   if (failed()) return error_;
-  return Function(
-      std::make_shared<const FunctionNode>(std::move(params), std::move(body), std::move(ret), func->attrs));
+  return Function(std::make_shared<const FunctionNode>(std::move(params), std::move(body), std::move(ret), func->attrs,
+                                                       func->return_location));
 }
 
 StatusOr<Function> Normalizer::NormalizeFunction(const std::string& name, const Function& func) {

@@ -23,6 +23,7 @@
 #include "compiler/transform/pack_weights.h"
 #include "compiler/transform/place_on_devices.h"
 #include "compiler/transform/plan_memory.h"
+#include "support/suggest.h"
 
 namespace strata::transform {
 
@@ -55,12 +56,6 @@ struct Registry {
 Registry& GetRegistry() {
   static Registry* registry = new Registry;  // leaked: passes may run during static destruction
   return *registry;
-}
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
-  return text;
 }
 
 // Same functions, by handle: a pass that returned its input changed nothing.
@@ -101,8 +96,9 @@ StatusOr<Pass> GetPass(const std::string& name) {
     auto it = registry.passes.find(name);
     if (it != registry.passes.end()) return it->second;
   }
+  const std::vector<std::string> known = RegisteredPassNames();
   return Status::Error(StatusCode::kNotFound,
-                       "unknown pass '" + name + "' (registered: " + JoinNames(RegisteredPassNames()) + ")");
+                       "unknown pass '" + name + "' (registered: " + JoinNames(known) + ")" + DidYouMean(name, known));
 }
 
 std::vector<std::string> RegisteredPassNames() {

@@ -93,6 +93,22 @@ TEST_F(CliFrontDoor, ModelsWithNothingToCallAreRefused) {
   EXPECT_FALSE(fs::exists(Out()));
 }
 
+TEST_F(CliFrontDoor, AReturnThatContradictsTheSignaturePointsAtTheReturn) {
+  std::string out;
+  const std::string path = Write("ret.sir",
+                                 "func @main(x: Tensor[(n, 4), f32]) -> Tensor[(n, 5), f32] {\n"
+                                 "  dataflow {\n"
+                                 "    y: Tensor[(n, 4), f32] = relu(x)\n"
+                                 "    output y\n"
+                                 "  }\n"
+                                 "  return y\n"
+                                 "}\n");
+  EXPECT_EQ(Run("compile " + path + " -o " + Out(), &out), 1);
+  EXPECT_EQ(out, path +
+                     ":6:3: error: Normalize: function 'main': the returned value has struct info Tensor[(n, 4), f32], "
+                     "which contradicts the declared return struct info Tensor[(n, 5), f32]\n");
+}
+
 TEST_F(CliFrontDoor, TheWrongKindOfFileSaysWhatToRunInstead) {
   std::string out;
   EXPECT_EQ(Run("run " + Mlp() + " --input=1x64xf32=0", &out), 1);
