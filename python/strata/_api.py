@@ -387,44 +387,76 @@ def num_threads() -> int:
     return _strata.num_threads()
 
 
-def from_torch(module: Any, example_inputs: Union[Any, Tuple[Any, ...]], *,
-               dynamic_shapes: Optional[Mapping[str, Mapping[int, Tuple[str, int, int]]]] = None,
-               input_names: Optional[Sequence[str]] = None, opset: int = 17, **compile_options: Any) -> Executable:
+def from_torch(module: Any, example_inputs: Union[Any, Tuple[Any, ...]], *, dynamic_shapes: Any = None,
+               input_names: Optional[Sequence[str]] = None, opset: Optional[int] = None, exporter: str = "dynamo",
+               **compile_options: Any) -> Executable:
     """Exports a torch.nn.Module through torch.onnx and compiles it.
 
-    example_inputs: a tensor or a tuple of tensors to trace with. dynamic_shapes:
-    per input name, the dimensions that vary, as {"x": {0: ("batch", 1, 64)}}
-    (name and bounds; the bounds go to compile's `dynamic`). Inputs are named
-    input_names, default x0, x1, ... Other keyword arguments go to strata.compile.
+    exporter: "dynamo" (the default: torch.onnx.export(..., dynamo=True), PyTorch's
+    exporter built on torch.export) or "torchscript" (the deprecated one).
+    dynamic_shapes: as torch.export takes them, per forward() argument (a dict by
+    argument name, or a tuple by position) of {axis: torch.export.Dim("batch", min=1,
+    max=64)}; each Dim's bounds go to compile's `dynamic`. The form of earlier
+    releases, {input name: {axis: ("batch", 1, 64)}}, is taken too (input names
+    default to x0, x1, ..., or input_names). opset: the exporter's default when None
+    (18 for dynamo, 17 for torchscript). Other keyword arguments go to strata.compile.
     Only this function needs PyTorch.
     """
-    import torch  # noqa: F401  (optional dependency)
+    import torch  # optional dependency
 
+    if exporter not in ("dynamo", "torchscript"):
+        raise ValueError(f"from_torch: exporter must be 'dynamo' or 'torchscript', got {exporter!r}")
     if not isinstance(example_inputs, tuple):
         example_inputs = (example_inputs,)
     names = list(input_names) if input_names is not None else [f"x{i}" for i in range(len(example_inputs))]
     if len(names) != len(example_inputs):
         raise ValueError(f"from_torch: {len(names)} input names for {len(example_inputs)} inputs")
-    dynamic_axes, bounds = {}, dict(compile_options.pop("dynamic", None) or {})
-    for name, dims in (dynamic_shapes or {}).items():
-        if name not in names:
-            raise ValueError(f"from_torch: dynamic_shapes names '{name}', which is not an input ({', '.join(names)})")
-        dynamic_axes[name] = {}
-        for axis, spec in dims.items():
-            dim_name, lo, hi = spec
-            dynamic_axes[name][int(axis)] = dim_name
-            bounds[dim_name] = (lo, hi)
+    bounds = dict(compile_options.pop("dynamic", None) or {})
+    dims: dict = {}  # one torch.export.Dim per name, so that equal names stay one dimension
+
+    def as_dim(spec: Any) -> Any:
+        if isinstance(spec, tuple):  # ("batch", lo, hi), the earlier form
+            name, lo, hi = spec
+            if name not in dims:
+                dims[name] = torch.export.Dim(name, min=lo, max=hi)
+            spec = dims[name]
+        name, hi = getattr(spec, "__name__", None), getattr(spec, "max", None)
+        if name and isinstance(hi, int) and hi < 2**62:  # Dim.AUTO and unbounded dims have no bounds to give
+            bounds.setdefault(name, (int(spec.min), hi))
+        return spec
+
+    def convert(per_input: Any) -> Any:
+        return None if per_input is None else {int(axis): as_dim(spec) for axis, spec in per_input.items()}
+
+    shapes = dynamic_shapes
+    if isinstance(dynamic_shapes, Mapping):
+        unknown = [k for k in dynamic_shapes if k not in names]
+        if not unknown:  # keyed by input name: by position, whatever forward() calls its arguments
+            shapes = tuple(convert(dynamic_shapes.get(n)) for n in names)
+        elif exporter == "torchscript":
+            raise ValueError(f"from_torch: dynamic_shapes names '{unknown[0]}', which is not an input "
+                             f"({', '.join(names)})")
+        else:  # keyed by forward() argument name, as torch.export takes it
+            shapes = {k: convert(v) for k, v in dynamic_shapes.items()}
+    elif isinstance(dynamic_shapes, (tuple, list)):
+        shapes = tuple(convert(v) for v in dynamic_shapes)
     with tempfile.TemporaryDirectory(prefix="strata-torch-") as folder:
         path = os.path.join(folder, "model.onnx")
         was_training = getattr(module, "training", False)
         module.eval()
         try:
-            with warnings.catch_warnings():
-                # The TorchScript exporter is deprecated in favour of torch.export's,
-                # which names dynamic dimensions per forward() argument instead.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                torch.onnx.export(module, example_inputs, path, input_names=names,
-                                  dynamic_axes=dynamic_axes or None, opset_version=opset, dynamo=False)
+            if exporter == "dynamo":
+                torch.onnx.export(module, example_inputs, path, dynamic_shapes=shapes or None,
+                                  input_names=list(input_names) if input_names is not None else None,
+                                  opset_version=opset or 18, dynamo=True, verbose=False)
+            else:
+                positional = shapes if isinstance(shapes, tuple) else ()
+                dynamic_axes = {names[i]: {axis: dim.__name__ for axis, dim in per_input.items()}
+                                for i, per_input in enumerate(positional) if per_input}
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter is deprecated
+                    torch.onnx.export(module, example_inputs, path, input_names=names,
+                                      dynamic_axes=dynamic_axes or None, opset_version=opset or 17, dynamo=False)
         finally:
             module.train(was_training)
         return compile(path, dynamic=bounds or None, **compile_options)

@@ -86,6 +86,44 @@ def test_from_torch_round_trip_with_dynamic_batch(strata):
         torch.testing.assert_close(torch.from_dlpack(vm.main(x)), expected, rtol=1e-4, atol=1e-5)
 
 
+def test_from_torch_takes_torch_export_dims_with_either_exporter(strata):
+    import torch
+
+    class Residual(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up, self.down = torch.nn.Linear(12, 24), torch.nn.Linear(24, 12)
+
+        def forward(self, tokens, skip):
+            return self.down(torch.relu(self.up(tokens))) + skip
+
+    torch.manual_seed(1)
+    module = Residual().eval()
+    example = (torch.randn(3, 12), torch.randn(3, 12))
+    batch = torch.export.Dim("batch", min=1, max=24)
+    # By forward() argument name, one Dim shared by both inputs, as torch.export takes them.
+    dynamo = strata.from_torch(module, example, dynamic_shapes={"tokens": {0: batch}, "skip": {0: batch}})
+    assert dynamo.functions["main"].input_names == ("tokens", "skip")
+    # The deprecated exporter, by position.
+    torchscript = strata.from_torch(module, example, dynamic_shapes=({0: batch}, {0: batch}), exporter="torchscript")
+    for exe in (dynamo, torchscript):
+        assert str(exe.functions["main"].params[0].text) == "Tensor[(batch, 12), f32]"
+        vm = strata.VirtualMachine(exe)
+        for rows in (1, 7, 24):
+            x, skip = torch.randn(rows, 12), torch.randn(rows, 12)
+            with torch.inference_mode():
+                expected = module(x, skip)
+            torch.testing.assert_close(torch.from_dlpack(vm.main(x, skip)), expected, rtol=1e-4, atol=1e-5)
+        # The Dim's bounds became the executable's (its planned intermediate relies on them).
+        assert "bound checked at run time: batch = 1..24" in exe.inspect()
+        with pytest.raises(strata.Error, match=r"the model was compiled for batch = 1\.\.24\): got 25"):
+            vm.main(torch.randn(25, 12), torch.randn(25, 12))
+    with pytest.raises(ValueError, match="exporter must be 'dynamo' or 'torchscript'"):
+        strata.from_torch(module, example, exporter="onnx")
+    with pytest.raises(ValueError, match="dynamic_shapes names 'tokens', which is not an input"):
+        strata.from_torch(module, example, dynamic_shapes={"tokens": {0: batch}}, exporter="torchscript")
+
+
 def test_save_and_load_mapped(strata, matmul_relu, rng, tmp_path):
     path = tmp_path / "mr.stx"
     matmul_relu.save(path)
