@@ -180,6 +180,43 @@ ir::Attrs WindowAttrs(NodeContext& n) {
   return attrs;
 }
 
+// The rank of a convolution's input: 3 (N, C, L: 1-D) or 4 (N, C, H, W: 2-D).
+StatusOr<int> ConvolutionRank(NodeContext& n, const std::string& what) {
+  // sinfo() may build the struct info (for a constant input): keep it alive.
+  const StructInfo in_sinfo = n.input(0)->sinfo();
+  const auto* in = in_sinfo.as<TensorStructInfoNode>();
+  const int ndim = in ? in->ndim : -1;
+  if (ndim != 3 && ndim != 4) {
+    return n.Error("only 1-D and 2-D " + what + " are supported, got rank " + std::to_string(ndim));
+  }
+  return ndim;
+}
+
+// A 1-D convolution's input and weight gain a unit height (axis 2).
+Status LiftTo2d(NodeContext& n, const std::string& name, Expr* x, Expr* w) {
+  const ir::Attrs unit_height = {{"axis", std::vector<int64_t>{2}}};
+  STRATA_ASSIGN_OR_RETURN(*x, n.ctx().Call("expand_dims", {*x}, unit_height, name + "_x2d"));
+  STRATA_ASSIGN_OR_RETURN(*w, n.ctx().Call("expand_dims", {*w}, unit_height, name + "_w2d"));
+  return Status::Ok();
+}
+
+// The convolution's result `y`: a 1-D one loses the unit height again, then
+// the bias (input 2), if any, is added along the channels. The last binding
+// gets the node's output name.
+Status FinishConvolution(NodeContext& n, Expr y, bool one_d, const std::string& name) {
+  const bool biased = n.input(2) != nullptr;
+  if (one_d) {
+    STRATA_ASSIGN_OR_RETURN(
+        y, n.ctx().Call("squeeze", {y}, {{"axis", std::vector<int64_t>{2}}}, biased ? name + "_1d" : name));
+  }
+  if (!biased) {
+    n.outputs = {FromExpr(y)};
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(2));
+  return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
+}
+
 // Conv 1-D (N, C, L) runs as a 2-D convolution over (N, C, 1, L): the input
 // and the weight gain a unit height, the window attributes a neutral first
 // entry, and the result loses the height again. The conv2d kernel, its
@@ -188,13 +225,7 @@ Status Conv(NodeContext& n) {
   STRATA_RETURN_IF_ERROR(CheckNoAutoPad(n));
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
-  // sinfo() may build the struct info (for a constant input): keep it alive.
-  const StructInfo in_sinfo = n.input(0)->sinfo();
-  const auto* in = in_sinfo.as<TensorStructInfoNode>();
-  const int ndim = in ? in->ndim : -1;
-  if (ndim != 3 && ndim != 4) {
-    return n.Error("only 1-D and 2-D convolutions (NCL or NCHW input) are supported, got rank " + std::to_string(ndim));
-  }
+  STRATA_ASSIGN_OR_RETURN(const int ndim, ConvolutionRank(n, "convolutions (NCL or NCHW input)"));
   ir::Attrs attrs = WindowAttrs(n);
   attrs["groups"] = n.IntAttr("group", 1);
   const std::string name = n.node().output(0);
@@ -210,23 +241,11 @@ Status Conv(NodeContext& n) {
       if (values.size() != 1) return n.Error(std::string(key) + " must have 1 value for a 1-D convolution");
       attrs[key] = std::vector<int64_t>{1, values[0]};
     }
-    const ir::Attrs unit_height = {{"axis", std::vector<int64_t>{2}}};
-    STRATA_ASSIGN_OR_RETURN(x, n.ctx().Call("expand_dims", {x}, unit_height, name + "_x2d"));
-    STRATA_ASSIGN_OR_RETURN(w, n.ctx().Call("expand_dims", {w}, unit_height, name + "_w2d"));
+    STRATA_RETURN_IF_ERROR(LiftTo2d(n, name, &x, &w));
   }
   const bool last = !one_d && n.input(2) == nullptr;
   STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d", {x, w}, attrs, last ? name : name + "_conv"));
-  if (one_d) {
-    const bool squeeze_last = n.input(2) == nullptr;
-    STRATA_ASSIGN_OR_RETURN(
-        y, n.ctx().Call("squeeze", {y}, {{"axis", std::vector<int64_t>{2}}}, squeeze_last ? name : name + "_1d"));
-  }
-  if (n.input(2) == nullptr) {
-    n.outputs = {FromExpr(y)};
-    return Status::Ok();
-  }
-  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(2));
-  return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
+  return FinishConvolution(n, std::move(y), one_d, name);
 }
 
 // ConvTranspose, 2-D, and 1-D through a unit height as for Conv.
@@ -237,13 +256,7 @@ Status ConvTranspose(NodeContext& n) {
   }
   STRATA_ASSIGN_OR_RETURN(Expr x, n.InputExpr(0));
   STRATA_ASSIGN_OR_RETURN(Expr w, n.InputExpr(1));
-  // sinfo() may build the struct info (for a constant input): keep it alive.
-  const StructInfo in_sinfo = n.input(0)->sinfo();
-  const auto* in = in_sinfo.as<TensorStructInfoNode>();
-  const int ndim = in ? in->ndim : -1;
-  if (ndim != 3 && ndim != 4) {
-    return n.Error("only 1-D and 2-D transposed convolutions are supported, got rank " + std::to_string(ndim));
-  }
+  STRATA_ASSIGN_OR_RETURN(const int ndim, ConvolutionRank(n, "transposed convolutions"));
   const size_t spatial = static_cast<size_t>(ndim - 2);
   auto per_dim = [&](const std::string& name, int64_t fallback) -> StatusOr<std::vector<int64_t>> {
     std::vector<int64_t> v = n.IntsAttr(name);
@@ -267,21 +280,10 @@ Status ConvTranspose(NodeContext& n) {
                            {"padding", pads},
                            {"groups", n.IntAttr("group", 1)}};
   const std::string name = n.node().output(0);
-  if (spatial == 1) {
-    const ir::Attrs unit_height = {{"axis", std::vector<int64_t>{2}}};
-    STRATA_ASSIGN_OR_RETURN(x, n.ctx().Call("expand_dims", {x}, unit_height, name + "_x2d"));
-    STRATA_ASSIGN_OR_RETURN(w, n.ctx().Call("expand_dims", {w}, unit_height, name + "_w2d"));
-  }
-  STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d_transpose", {x, w}, attrs, name + "_deconv"));
-  if (spatial == 1) {
-    STRATA_ASSIGN_OR_RETURN(y, n.ctx().Call("squeeze", {y}, {{"axis", std::vector<int64_t>{2}}}, name + "_1d"));
-  }
-  if (n.input(2) == nullptr) {
-    n.outputs = {FromExpr(y)};
-    return Status::Ok();
-  }
-  STRATA_ASSIGN_OR_RETURN(Expr b, n.InputExpr(2));
-  return Emit(n, "bias_add", {y, b}, {{"axis", int64_t{1}}});
+  if (spatial == 1) STRATA_RETURN_IF_ERROR(LiftTo2d(n, name, &x, &w));
+  const bool last = spatial == 2 && n.input(2) == nullptr;
+  STRATA_ASSIGN_OR_RETURN(Expr y, n.ctx().Call("conv2d_transpose", {x, w}, attrs, last ? name : name + "_deconv"));
+  return FinishConvolution(n, std::move(y), spatial == 1, name);
 }
 
 // floor(dim * scale) as an exact expression when the scale is a ratio p / q
