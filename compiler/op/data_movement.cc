@@ -11,9 +11,6 @@ namespace strata::op::movement {
 
 using tir::PrimExprKind;
 
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
-PrimExpr Eq(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kEQ, a, b); }
-
 std::pair<std::vector<int64_t>, bool> IntOrInts(const OpCall& call, const std::string& name) {
   auto it = call.call().attrs.find(name);
   if (it != call.call().attrs.end() && std::holds_alternative<int64_t>(it->second)) {
@@ -58,16 +55,6 @@ tir::Stmt CopyNest(KernelBuilder& b, const std::vector<PrimExpr>& shape,
     for (const PrimExpr& d : shape) index.push_back(arith::AsConstant(d) == 1 ? PrimExpr(0) : loop_index[k++]);
     return body(index);
   });
-}
-
-tir::Stmt Store(const tir::Buffer& out, std::vector<PrimExpr> index, PrimExpr value) {
-  for (PrimExpr& i : index) i = arith::Simplify(i);
-  return tir::BufferStoreNode::make(out, std::move(index), std::move(value));
-}
-
-PrimExpr Load(const tir::Buffer& in, std::vector<PrimExpr> index) {
-  for (PrimExpr& i : index) i = arith::Simplify(i);
-  return tir::BufferLoadNode::make(in, std::move(index));
 }
 
 PrimExpr Ravel(const std::vector<PrimExpr>& index, const std::vector<PrimExpr>& dims) {

@@ -12,14 +12,15 @@
 #include "compiler/ir/tir.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_registry.h"
+#include "compiler/op/tir_build.h"
 #include "support/status.h"
 
 namespace strata::op::movement {
 
 using tir::PrimExpr;
 
-PrimExpr Bin(tir::PrimExprKind kind, PrimExpr a, PrimExpr b);
-PrimExpr Eq(PrimExpr a, PrimExpr b);
+using build::Bin;
+using build::Eq;
 
 // An attribute that takes an int or a list of ints: its values, and whether it
 // was written as a single int.
@@ -38,8 +39,8 @@ tir::Stmt CopyNest(KernelBuilder& b, const std::vector<PrimExpr>& shape,
                    const std::function<tir::Stmt(const std::vector<PrimExpr>& index)>& body);
 
 // A store / load with simplified indices.
-tir::Stmt Store(const tir::Buffer& out, std::vector<PrimExpr> index, PrimExpr value);
-PrimExpr Load(const tir::Buffer& in, std::vector<PrimExpr> index);
+using build::Load;
+using build::Store;
 
 // Row-major position of `index` in `dims`, and back.
 PrimExpr Ravel(const std::vector<PrimExpr>& index, const std::vector<PrimExpr>& dims);

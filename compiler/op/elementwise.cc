@@ -14,6 +14,7 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "compiler/op/tir_build.h"
 
 namespace strata::op {
 namespace {
@@ -98,7 +99,7 @@ LegalizeFn BroadcastKernel(std::vector<size_t> inputs, ScalarFn fn) {
   };
 }
 
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+using build::Bin;
 PrimExpr Call(tir::Intrinsic op, std::vector<PrimExpr> args) { return tir::CallNode::make(op, std::move(args)); }
 PrimExpr Const(DataType dtype, double v) {
   return dtype.is_float() ? FloatImm(dtype, v) : tir::IntImm(dtype, static_cast<int64_t>(v));

@@ -297,6 +297,8 @@ struct Gemm {
   tir::Buffer panels;
 };
 
+// Loads and stores that keep the indices exactly as the matmul schedules build
+// them (build::Load and build::Store simplify theirs).
 Stmt Store(const tir::Buffer& buffer, std::vector<PrimExpr> index, PrimExpr value) {
   return tir::BufferStoreNode::make(buffer, std::move(index), std::move(value));
 }

@@ -10,6 +10,7 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "compiler/op/tir_build.h"
 
 namespace strata::op {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 using analysis::DimText;
 using tir::PrimExprKind;
 
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+using build::Bin;
 
 struct PadWidths {
   std::vector<PrimExpr> before, after;

@@ -19,6 +19,7 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "compiler/op/tir_build.h"
 
 namespace strata::op {
 namespace {
@@ -84,7 +85,7 @@ StatusOr<StructInfo> InferReduce(const OpCall& call, Reducer reducer) {
 
 // ---- kernels -----------------------------------------------------------------
 
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+using build::Bin;
 
 // The accumulation of one reducer in dtype `acc`: identity, combine and the
 // final value written to the output of dtype `out`.

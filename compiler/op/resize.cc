@@ -17,6 +17,7 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "compiler/op/tir_build.h"
 
 namespace strata::op {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 using analysis::DimText;
 using tir::PrimExprKind;
 
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+using build::Bin;
 PrimExpr F32(double v) { return tir::FloatImm(DataType::F32(), v); }
 PrimExpr ToF32(const PrimExpr& e) { return tir::CastNode::make(DataType::F32(), e); }
 PrimExpr Floor(const PrimExpr& e) { return tir::CallNode::make(tir::Intrinsic::kFloor, {e}); }

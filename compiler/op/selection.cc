@@ -11,6 +11,7 @@
 #include "compiler/op/builtin_ops.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "compiler/op/tir_build.h"
 
 namespace strata::op {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 using analysis::DimText;
 using tir::PrimExprKind;
 
-PrimExpr Bin(PrimExprKind kind, PrimExpr a, PrimExpr b) { return tir::BinaryOpNode::make(kind, a, b); }
+using build::Bin;
 PrimExpr And(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kAnd, std::move(a), std::move(b)); }
 PrimExpr Or(PrimExpr a, PrimExpr b) { return Bin(PrimExprKind::kOr, std::move(a), std::move(b)); }
 
