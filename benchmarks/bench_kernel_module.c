@@ -1,6 +1,6 @@
 /* The compiled kernel of benchmarks/vm_dispatch's kernel chain, written by hand
  * so that the benchmark needs no compiler: add_one(A: f32[1], B: f32[1]),
- * B[0] = A[0] + 1, behind the kernel ABI of vm/kernel_abi.h with the checks the
+ * B[0] = A[0] + 1, behind the kernel ABI of abi/kernel_abi.h with the checks the
  * compiler's generated entry makes (compiler/codegen/llvm/kernel_entry.cc):
  * argument count, every type code, then for each tensor non-NULL, CPU, ndim,
  * dtype, compact strides and every dimension; and its VM entry add_one__vm as the
@@ -9,7 +9,7 @@
  * bytes the benchmark embeds in an executable's native_modules. */
 #include <stdint.h>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 
 const StrataRuntimeApi* strata_runtime_api;
 const uint32_t strata_kernel_abi_version = STRATA_KERNEL_ABI_VERSION;

@@ -24,10 +24,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "abi/kernel_abi.h"
 #include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/parser.h"
-#include "vm/kernel_abi.h"
 #include "vm/kernel_runtime.h"
 #include "vm/native_module.h"
 

@@ -29,13 +29,13 @@
 #include <benchmark/benchmark.h>
 #include <dnnl.hpp>
 
+#include "abi/kernel_abi.h"
 #include "benchmarks/bench_util.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/parser.h"
 #include "compiler/transform/convert_to_nchwc.h"
 #include "compiler/transform/legalize_ops.h"
 #include "compiler/transform/normalize.h"
-#include "vm/kernel_abi.h"
 #include "vm/kernel_runtime.h"
 #include "vm/native_module.h"
 

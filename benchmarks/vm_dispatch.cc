@@ -12,7 +12,7 @@
 //                1000 Call instructions, each reading 2 registers, and a Ret.
 //   chain_kernel the same chain with a compiled kernel in place of the library
 //                function: add_one(A: f32[1], B: f32[1]) behind the kernel ABI
-//                (vm/kernel_abi.h), written in C with the checks the compiler's
+//                (abi/kernel_abi.h), written in C with the checks the compiler's
 //                generated entry makes (benchmarks/bench_kernel_module.c), so the
 //                benchmark needs no compiler. Its direct row calls the kernel
 //                from C++ with the StrataKernelArg array and type codes built on
@@ -61,10 +61,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "abi/kernel_abi.h"
 #include "benchmarks/bench_util.h"
 #include "tests/vm/executable_builder.h"
 #include "vm/executable.h"
-#include "vm/kernel_abi.h"
 #include "vm/kernel_runtime.h"
 #include "vm/memory_pool.h"
 #include "vm/registry.h"

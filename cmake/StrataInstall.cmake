@@ -19,10 +19,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set_target_properties(strata_runtime PROPERTIES EXPORT_NAME runtime)
-install(TARGETS strata_support strata_serialization strata_bytecode strata_vm strata_kernels strata_runtime
+install(TARGETS strata_support strata_abi strata_serialization strata_bytecode strata_vm strata_kernels strata_runtime
         EXPORT StrataTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT StrataTargets NAMESPACE Strata:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
-foreach(dir support serialization vm vm/bytecode)
+foreach(dir support abi serialization vm vm/bytecode)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${dir}/ DESTINATION include/strata/${dir}
           FILES_MATCHING PATTERN "*.h" PATTERN "devices" EXCLUDE PATTERN "tensor_io" EXCLUDE PATTERN "bytecode" EXCLUDE)
 endforeach()
@@ -35,7 +35,7 @@ if(TARGET strata)
   # What `strata compile --byoc ccodegen` compiles its C with, found relative to
   # bin/strata (compiler/byoc/ccodegen): the kernel ABI header, the sample
   # library's header and archive.
-  install(FILES ${CMAKE_SOURCE_DIR}/vm/kernel_abi.h DESTINATION share/strata/ccodegen/include/vm)
+  install(FILES ${CMAKE_SOURCE_DIR}/abi/kernel_abi.h DESTINATION share/strata/ccodegen/include/abi)
   install(FILES ${CMAKE_SOURCE_DIR}/kernels/sample_byoc/sample_byoc.h
           DESTINATION share/strata/ccodegen/include/kernels/sample_byoc)
   install(TARGETS strata_sample_byoc ARCHIVE DESTINATION share/strata/ccodegen/lib)

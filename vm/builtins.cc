@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "vm/bytecode/builtin_names.h"
+#include "abi/builtin_names.h"
 #include "vm/memory_pool.h"
 #include "vm/plugged_device.h"
 #include "vm/registry.h"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "abi/cpu_feature_names.h"
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -66,19 +68,23 @@ constexpr std::array kFeatures = {
     STRATA_X86_FEATURE("gfni"),
 };
 #undef STRATA_X86_FEATURE
-constexpr std::array<std::string_view, kFeatures.size()> kFeatureNames = [] {
-  std::array<std::string_view, kFeatures.size()> names{};
-  for (size_t i = 0; i < kFeatures.size(); ++i) names[i] = kFeatures[i].name;
-  return names;
-}();
 #else
 constexpr std::array<CheckableFeature, 0> kFeatures = {};
-constexpr std::array<std::string_view, 0> kFeatureNames = {};
 #endif
+// The compiler records only the features of the contract's list; this runtime
+// must detect exactly those, in that order.
+constexpr bool DetectsTheContractsFeatures() {
+  if (kFeatures.size() != abi::kCheckableCpuFeatures.size()) return false;
+  for (size_t i = 0; i < kFeatures.size(); ++i) {
+    if (kFeatures[i].name != abi::kCheckableCpuFeatures[i]) return false;
+  }
+  return true;
+}
+static_assert(DetectsTheContractsFeatures(), "vm/cpu_features.cc and abi/cpu_feature_names.h list different features");
 
 }  // namespace
 
-std::span<const std::string_view> CheckableCpuFeatures() { return kFeatureNames; }
+std::span<const std::string_view> CheckableCpuFeatures() { return abi::kCheckableCpuFeatures; }
 
 std::optional<bool> HostHasCpuFeature(std::string_view feature) {
   for (const CheckableFeature& f : kFeatures) {

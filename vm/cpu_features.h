@@ -7,8 +7,8 @@
 // says which and how to recompile.
 //
 // Feature names are LLVM's spellings ("avx2", "fma", "avx512f"). Only features
-// this runtime can check are recorded: CheckableCpuFeatures() is the list the
-// compiler filters by.
+// this runtime can check are recorded: abi/cpu_feature_names.h is the list the
+// compiler filters by, and CheckableCpuFeatures() returns it.
 #pragma once
 
 #include <functional>

@@ -26,10 +26,10 @@
 #include <string_view>
 #include <vector>
 
+#include "abi/device_plugin.h"
+#include "abi/kernel_abi.h"
 #include "serialization/executable_spec.h"
 #include "support/status.h"
-#include "vm/device_plugin.h"
-#include "vm/kernel_abi.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "abi/kernel_abi.h"
 #include "support/status.h"
-#include "vm/kernel_abi.h"
 
 namespace strata::vm {
 

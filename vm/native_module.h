@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "abi/kernel_abi.h"
 #include "support/status.h"
-#include "vm/kernel_abi.h"
 
 namespace strata::vm {
 

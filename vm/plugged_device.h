@@ -1,4 +1,4 @@
-// PluggedDevice: an accelerator reached through a device plug-in (vm/device_plugin.h).
+// PluggedDevice: an accelerator reached through a device plug-in (abi/device_plugin.h).
 //
 // An executable that uses a device names it in its devices table ("sim_npu").
 // Loading the executable finds the plug-in library libstrata_<name>.so, checks its
@@ -44,8 +44,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include "abi/device_plugin.h"
 #include "support/status.h"
-#include "vm/device_plugin.h"
 #include "vm/object.h"
 
 namespace strata::vm {

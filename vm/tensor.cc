@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 #include "vm/memory_pool.h"
 
 namespace strata::vm {

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <string>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 
 namespace strata::vm {
 

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <sstream>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 
 namespace strata::vm {
 

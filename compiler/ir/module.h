@@ -26,7 +26,7 @@ struct ExternalModule {
   std::string backend;  // the codegen that produced it, e.g. "dnnl"
   // "library": `symbols` are library functions the runtime provides (its
   // registry); `code` is empty. "elf-shared-object": `code` is a shared object
-  // whose `symbols` follow the kernel ABI (vm/kernel_abi.h). "device": `symbols`
+  // whose `symbols` follow the kernel ABI (abi/kernel_abi.h). "device": `symbols`
   // are "<device>:<kernel>" kernels of the plugged-in device `backend`
   // (docs/devices.md), launched by the VM on that device.
   std::string format = "library";

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "abi/builtin_names.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
-#include "vm/bytecode/builtin_names.h"
 
 namespace strata::transform {
 

@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "abi/builtin_names.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/transform/normalize.h"
-#include "vm/bytecode/builtin_names.h"
 
 namespace strata::transform {
 

@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include "abi/kernel_abi.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/tir.h"
-#include "vm/kernel_abi.h"
 #include "vm/kernel_runtime.h"
 #include "vm/native_module.h"
 

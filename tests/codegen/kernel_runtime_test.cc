@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 #include "vm/native_module.h"
 
 namespace strata::vm {

@@ -1,6 +1,6 @@
 /* Kernels for tests/vm/concurrency_test.cc, shaped like what the compiler emits
  * for a dynamic-shape layer: a shape function that reads and writes the shape
- * heap, and loops split with the runtime's parallel_for (vm/kernel_abi.h), one
+ * heap, and loops split with the runtime's parallel_for (abi/kernel_abi.h), one
  * of them with a parallel loop nested inside each chunk. Hand-written so that the
  * runtime-only build (no LLVM) can run them from many VMs at once.
  *
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 
 const StrataRuntimeApi* strata_runtime_api;
 const uint32_t strata_kernel_abi_version = STRATA_KERNEL_ABI_VERSION;

@@ -1,6 +1,6 @@
 // The simulated NPU plug-in, tested as the runtime will use it: dlopen the
 // library, call its entry point, and from then on only the function table of
-// vm/device_plugin.h. Nothing of Strata is linked. Kernel results are compared
+// abi/device_plugin.h. Nothing of Strata is linked. Kernel results are compared
 // with the numpy references of tests/fixtures/sim_npu
 // (scripts/fixtures/sim_npu_kernels.py).
 #include <chrono>
@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-#include "vm/device_plugin.h"
+#include "abi/device_plugin.h"
 
 namespace {
 

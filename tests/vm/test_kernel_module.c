@@ -1,5 +1,5 @@
 /* A hand-written kernel module for the VM tests: the shapes of the ABI in
- * vm/kernel_abi.h without any compiler. Built as a shared object whose bytes the
+ * abi/kernel_abi.h without any compiler. Built as a shared object whose bytes the
  * tests embed in an executable's native_modules.
  *
  * It is built twice: once for the runtime's VM value layout, so that the VM
@@ -8,7 +8,7 @@
  * loader must ignore. */
 #include <stdint.h>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 
 const StrataRuntimeApi* strata_runtime_api;
 const uint32_t strata_kernel_abi_version = STRATA_KERNEL_ABI_VERSION;

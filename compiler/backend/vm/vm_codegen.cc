@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "abi/builtin_names.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/ir/printer.h"
 #include "serialization/checksum.h"
 #include "support/printable_text.h"
-#include "vm/bytecode/builtin_names.h"
 #include "vm/bytecode/bytecode.h"
 #include "vm/bytecode/encoder.h"
 

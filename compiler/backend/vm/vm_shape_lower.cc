@@ -19,13 +19,13 @@
 #include <utility>
 #include <vector>
 
+#include "abi/builtin_names.h"
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/ir/tir.h"
 #include "compiler/ir/tir_visitor.h"
 #include "compiler/transform/normalize.h"
-#include "vm/bytecode/builtin_names.h"
 
 namespace strata::backend {
 

@@ -4,7 +4,7 @@
 // returned as bytes to be embedded in the executable (serialization NativeModule).
 // The object is linked at compile time by the system linker; the runtime needs no
 // toolchain to load it (vm/native_module.h). Each kernel follows the calling
-// convention of vm/kernel_abi.h.
+// convention of abi/kernel_abi.h.
 #pragma once
 
 #include <cstdint>

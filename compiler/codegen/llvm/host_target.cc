@@ -18,8 +18,8 @@
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/TargetParser/X86TargetParser.h>
 
+#include "abi/cpu_feature_names.h"
 #include "compiler/codegen/llvm/system_linker.h"
-#include "vm/cpu_features.h"
 
 namespace strata::codegen {
 namespace {
@@ -117,7 +117,7 @@ std::vector<std::string> EnabledCheckableFeatures(llvm::TargetMachine& machine, 
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
       machine.getTarget().createMCSubtargetInfo(triple.str(), info.cpu, info.features));
   std::vector<std::string> enabled;
-  for (std::string_view feature : vm::CheckableCpuFeatures()) {
+  for (std::string_view feature : abi::kCheckableCpuFeatures) {
     if (subtarget->checkFeatures("+" + std::string(feature))) enabled.emplace_back(feature);
   }
   return enabled;

@@ -25,7 +25,7 @@ struct HostTarget {
   std::unique_ptr<llvm::TargetMachine> machine;
   std::string triple;
   TargetInfo info;
-  // The features of vm::CheckableCpuFeatures() this CPU and feature string enable.
+  // The features of abi::kCheckableCpuFeatures this CPU and feature string enable.
   std::vector<std::string> required_cpu_features;
   // glibc's vector math library (libmvec) is available: vectorized loops call
   // its exp/log/pow/tanh/erf/sin/cos (AVX-512 variants on avx512f targets)

@@ -7,10 +7,10 @@
 #include <dlpack/dlpack.h>
 #include <llvm/IR/Constants.h>
 
+#include "abi/kernel_abi.h"
 #include "compiler/codegen/llvm/function_lowering.h"
 #include "compiler/codegen/llvm/used_values.h"
 #include "compiler/ir/printer.h"
-#include "vm/kernel_abi.h"
 
 namespace strata::codegen {
 namespace {

@@ -8,7 +8,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalVariable.h>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 
 namespace strata::codegen {
 namespace {

@@ -7,7 +7,7 @@
 #include <dlpack/dlpack.h>
 #include <llvm/IR/IRBuilder.h>
 
-#include "vm/kernel_abi.h"
+#include "abi/kernel_abi.h"
 
 namespace strata::codegen {
 

@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "vm/device_plugin.h"
+#include "abi/device_plugin.h"
 #include "vm/devices/sim_npu/arena.h"
 #include "vm/devices/sim_npu/config.h"
 #include "vm/devices/sim_npu/handles.h"

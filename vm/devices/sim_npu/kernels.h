@@ -11,7 +11,7 @@
 
 #include <dlpack/dlpack.h>
 
-#include "vm/device_plugin.h"
+#include "abi/device_plugin.h"
 #include "vm/devices/sim_npu/config.h"
 
 namespace sim_npu {

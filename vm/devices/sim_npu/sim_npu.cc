@@ -1,5 +1,5 @@
 // The simulated NPU: a device plug-in built exactly as a vendor driver would be
-// (vm/device_plugin.h is all it knows of Strata). Device memory is an arena the
+// (abi/device_plugin.h is all it knows of Strata). Device memory is an arena the
 // host never sees a pointer into; each queue is a worker thread that runs its
 // commands in order; kernels compute real f32 results (kernels.cc) and the cost
 // model (config.h) says how long they would take on the device.
@@ -19,7 +19,7 @@
 
 #include <sys/mman.h>
 
-#include "vm/device_plugin.h"
+#include "abi/device_plugin.h"
 #include "vm/devices/sim_npu/config.h"
 #include "vm/devices/sim_npu/device.h"
 #include "vm/devices/sim_npu/handles.h"
