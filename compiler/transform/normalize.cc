@@ -19,6 +19,7 @@
 #include <memory>
 #include <utility>
 
+#include "compiler/analysis/memory_ops.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/op/op_registry.h"
 
@@ -407,6 +408,11 @@ StructInfo Normalizer::InferCall(const CallNode* call) {
       }
       Fail("alloc_tensor shape has struct info " + analysis::StructInfoText(shape) + "; expected a Shape");
       return TensorStructInfoNode::make_ndim(-1, dtype->value);
+    }
+    if (analysis::IsMemoryOp(name)) {
+      StatusOr<StructInfo> inferred = analysis::InferMemoryOp(*call);
+      if (!inferred.ok()) Fail(inferred.status().message());
+      return inferred.ok() ? *inferred : ObjectSI();
     }
     const op::OpDef* def = op::FindOp(name);
     if (def == nullptr) {

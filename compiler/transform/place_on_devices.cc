@@ -8,13 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "abi/builtin_names.h"
 #include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/memory_ops.h"
 #include "compiler/transform/normalize.h"
 
 namespace strata::transform {
-
-namespace builtin = vm::builtin;
 
 using namespace graph;  // NOLINT: a graph-level pass
 
@@ -95,7 +93,7 @@ class DevicePlacer : public Normalizer {
     if (device == device_of_.end()) return mapped;
     auto copied = to_host_.find(var);
     if (copied != to_host_.end()) return copied->second;
-    Var host = Emit(var->name + "_host", analysis::MakeCallPacked(builtin::kToHost, {mapped}, var->struct_info));
+    Var host = Emit(var->name + "_host", analysis::ToHost(mapped));
     to_host_.emplace(var, host);
     return host;
   }
@@ -136,9 +134,7 @@ class DevicePlacer : public Normalizer {
            "CallTIRRewrite)");
       return;
     }
-    Expr alloc = analysis::MakeCallPacked(
-        builtin::kAllocDeviceTensor, {call->args[0], call->args[1], StringImmNode::make(device)}, value->struct_info);
-    EmitBinding(binding, Annotate(alloc));
+    EmitBinding(binding, Annotate(analysis::AllocDeviceTensor(call->args[0], call->args[1], device)));
     device_of_[NewVar(binding)] = device;
   }
 
@@ -173,8 +169,7 @@ class DevicePlacer : public Normalizer {
     auto copied = to_device_.find({key, device});
     if (copied != to_device_.end()) return copied->second;
     std::string hint = arg.as<VarNode>() ? arg.as<VarNode>()->name + "_" + device : "const_" + device;
-    Var on_device =
-        Emit(hint, analysis::MakeCallPacked(builtin::kToDevice, {arg, StringImmNode::make(device)}, arg->struct_info));
+    Var on_device = Emit(hint, analysis::ToDevice(arg, device));
     to_device_.emplace(std::make_pair(key, device), on_device);
     device_of_[on_device.get()] = device;
     return on_device;

@@ -6,13 +6,13 @@
 // byoc/sim_npu). For each graph function, in program order:
 //
 //   - the output of a device call is allocated on the device
-//     (`vm.builtin.alloc_device_tensor(shape, dtype, "sim_npu")`), so a chain of
+//     (`device.alloc_tensor(shape, dtype(D), "sim_npu")`), so a chain of
 //     device calls passes device tensors from one to the next with no copy;
-//   - a host tensor a device call reads is copied in once (`vm.builtin.to_device`),
+//   - a host tensor a device call reads is copied in once (`device.to_device(x, "sim_npu")`),
 //     and every later device call reuses the copy; constants are copied in the
 //     same way and the VM uploads each constant once per executable;
 //   - a device tensor anything else reads (a CPU kernel, a library function, a
-//     tuple, the function's result) is copied out once (`vm.builtin.to_host`),
+//     tuple, the function's result) is copied out once (`device.to_host(x)`),
 //     right before its first host use; the copy waits for the device, so the
 //     host synchronizes only when it reads;
 //   - a device call's scalar arguments (convolution strides, padding, dilation)

@@ -10,21 +10,19 @@
 #include <utility>
 #include <vector>
 
-#include "abi/builtin_names.h"
 #include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/memory_ops.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/transform/normalize.h"
 
 namespace strata::transform {
 
-namespace builtin = vm::builtin;
-
 using namespace graph;  // NOLINT: a graph-level pass
+namespace memory_ops = analysis::memory_ops;
 
 namespace {
 
-// Copies between the host and a device: their results never alias their inputs.
 constexpr const char* kBoundAttrPrefix = "bound_";
 
 int64_t AlignUp(int64_t bytes) { return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
@@ -214,21 +212,19 @@ Plan PlanFunction(const FunctionNode& func) {
       for (size_t id : pointees(used)) candidates[id].last_use = index;
 
       const auto* call = value.as<CallNode>();
-      analysis::PackedCall packed;
-      const bool packed_call = call && analysis::MatchCallPacked(call, &packed);
       const ShapeExprNode* shape = nullptr;
       const DataTypeImmNode* dtype = nullptr;
       std::string device;
-      if (call && analysis::IsOpCall(call, ops::kAllocTensor)) {
+      const bool fresh_host = call && analysis::IsOpCall(call, ops::kAllocTensor) && call->args.size() == 2;
+      const bool fresh_device = call && analysis::IsOpCall(call, memory_ops::kAllocDeviceTensor) &&
+                                call->args.size() == 3 && call->args[2].as<StringImmNode>();
+      if (fresh_host || fresh_device) {
         shape = call->args[0].as<ShapeExprNode>();
-        dtype = shape ? call->args[1].as<DataTypeImmNode>() : nullptr;
-      } else if (packed_call && packed.name == builtin::kAllocDeviceTensor && packed.args.size() == 3 &&
-                 packed.args[2].as<StringImmNode>()) {
-        shape = packed.args[0].as<ShapeExprNode>();
-        dtype = packed.args[1].as<DataTypeImmNode>();
-        device = packed.args[2].as<StringImmNode>()->value;
+        dtype = call->args[1].as<DataTypeImmNode>();
+        if (fresh_device) device = call->args[2].as<StringImmNode>()->value;
       }
-      if (packed_call && packed.name == builtin::kToDevice) {
+      const bool to_device = call && analysis::IsOpCall(call, memory_ops::kToDevice);
+      if (to_device) {
         // The copy runs after to_device returns: its host source must keep its
         // memory until the device has read it, so it is not planned.
         for (size_t id : pointees(used)) candidates[id].output = true;
@@ -238,7 +234,7 @@ Plan PlanFunction(const FunctionNode& func) {
         for (const PrimExpr& d : shape->values) bytes = bytes * d;
         candidates.push_back(Candidate{binding.var.get(), b, index, index, arith::Simplify(bytes), device});
         points_to[binding.var.get()] = {candidates.size() - 1};
-      } else if (packed_call && (packed.name == builtin::kToDevice || packed.name == builtin::kToHost)) {
+      } else if (to_device || (call && analysis::IsOpCall(call, memory_ops::kToHost))) {
         // A copy: a new tensor, no alias of its source.
       } else if (value.as<VarNode>() || value.as<TupleNode>() || value.as<TupleGetItemNode>() ||
                  MayHoldTensor(binding.var->struct_info)) {
@@ -344,26 +340,18 @@ class PlanRewriter : public Normalizer {
     if (bounded != plan_.bounded.end()) EmitBoundChecks(bounded->second);
     Expr value = MutateExpr(binding.value);
     if (failed()) return;
-    // alloc_tensor(shape, dtype) or alloc_device_tensor(shape, dtype, device).
-    const auto* call = value.as<CallNode>();
-    std::vector<Expr> args = call->args;
-    analysis::PackedCall packed;
-    if (analysis::MatchCallPacked(call, &packed)) args = std::move(packed.args);
+    // alloc_tensor(shape, dtype) or device.alloc_tensor(shape, dtype, device).
+    const std::vector<Expr>& args = value.as<CallNode>()->args;
     const Placement& placement = it->second;
     Var& storage = storage_vars_[placement.storage];
     if (!storage.get()) {
       const StorageDecl& decl = plan_.storages[placement.storage];
       Expr size = decl.arena ? analysis::Int64Value(decl.static_bytes) : ShapeExprNode::make({decl.size});
-      std::vector<Expr> alloc_args = {size, analysis::Int64Value(kPlanAlignment)};
-      if (!decl.device.empty()) alloc_args.push_back(StringImmNode::make(decl.device));
       std::string hint = decl.arena ? "arena" : "storage";
       if (!decl.device.empty()) hint += "_" + decl.device;
-      storage = Emit(
-          hint, analysis::MakeCallPacked(builtin::kAllocStorage, std::move(alloc_args), ObjectStructInfoNode::make()));
+      storage = Emit(hint, analysis::AllocStorage(size, kPlanAlignment, decl.device));
     }
-    Expr tensor = analysis::MakeCallPacked(builtin::kAllocTensorFromStorage,
-                                           {storage, analysis::Int64Value(placement.offset), args[0], args[1]},
-                                           value->struct_info);
+    Expr tensor = analysis::AllocTensorInStorage(storage, placement.offset, args[0], args[1]);
     EmitBinding(binding, Annotate(tensor));
   }
 
@@ -376,11 +364,7 @@ class PlanRewriter : public Normalizer {
       const Range& range = bounds_.at(var.name());
       std::string ctx = function_name() + ": dimension '" + var.name() + "' (the model was compiled for " + var.name() +
                         " = " + std::to_string(range.lo) + ".." + std::to_string(range.hi) + ")";
-      Expr check = analysis::MakeCallPacked(builtin::kCheckBound,
-                                            {ShapeExprNode::make({var}), analysis::Int64Value(range.lo),
-                                             analysis::Int64Value(range.hi), StringImmNode::make(ctx)},
-                                            TupleStructInfoNode::make({}));
-      Emit("_", check);
+      Emit("_", analysis::CheckBound(var, range.lo, range.hi, ctx));
     }
   }
 

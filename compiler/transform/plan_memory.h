@@ -10,7 +10,7 @@
 //   - Tensors that may reach the function's result are outputs: they are never
 //     planned, so no later call can reuse the memory a caller holds.
 //   - Static sizes (and symbolic sizes whose variables have bounds) are packed
-//     into one arena per function by offset: greedy by size, each tensor at the
+//     into one arena per block and device by offset: greedy by size, each tensor at the
 //     best-fitting gap among the tensors alive at the same time. A bounded size is
 //     planned at its upper bound, so one arena serves every call; the bounds are
 //     checked at the function's entry.
@@ -21,11 +21,12 @@
 //     a literal shape(...)) stays `alloc_tensor`, served by the VM's pooled
 //     allocator (vm/memory_pool.h).
 //
-// Result (docs/memory.md):
-//   arena: Object = call_packed("vm.builtin.alloc_storage", 12288, 64)
-//   storage: Object = call_packed("vm.builtin.alloc_storage", shape(n * 512), 64)
-//   t: Tensor[(n, 128), f32] = call_packed("vm.builtin.alloc_tensor_from_storage",
-//                                          storage, 0, shape(n, 128), dtype(f32))
+// Result, in graph-level memory operators (compiler/analysis/memory_ops.h) that
+// only the VM backend lowers to builtins (docs/memory.md):
+//   arena: Object = memory.alloc_storage(12288, 64)
+//   storage: Object = memory.alloc_storage(shape(n * 512), 64)
+//   t: Tensor[(n, 128), f32] = memory.alloc_tensor(storage, 0, shape(n, 128), dtype(f32))
+//   _: Tuple[] = memory.check_bound(shape(n), 1, 512, "main: dimension 'n' ...")
 //
 // Bounds of symbolic variables come from the function attributes
 // `bound_<name> = [lo, hi]` (what `strata compile --dynamic name=lo..hi` records).

@@ -44,6 +44,57 @@ func @main(x: Tensor[(n, 4), f32]) -> Shape {
   EXPECT_EQ(SInfoOf(*result, "main", "b"), "Tensor[(n * 2, 3), f32]");
 }
 
+TEST(NormalizeTest, InfersMemoryAndDeviceOperators) {
+  ir::IRModule module = Parse(R"(
+func @main(x: Tensor[(n, 4), f32]) -> Tensor[(n, 4), f32] {
+  c = memory.check_bound(shape(n), 1, 64, "main: dimension 'n'")
+  arena = memory.alloc_storage(1024, 64)
+  tokens = memory.alloc_storage(shape(n * 16), 64, "sim_npu")
+  a = memory.alloc_tensor(arena, 128, shape(n, 4), dtype(f32))
+  d = device.alloc_tensor(shape(n, 2), dtype(i8), "sim_npu")
+  x_on = device.to_device(x, "sim_npu")
+  x_back = device.to_host(x_on)
+  return x_back
+}
+)");
+  StatusOr<ir::IRModule> result = Normalize(module);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(SInfoOf(*result, "main", "c"), "Tuple[]");
+  EXPECT_EQ(SInfoOf(*result, "main", "arena"), "Object");
+  EXPECT_EQ(SInfoOf(*result, "main", "tokens"), "Object");
+  EXPECT_EQ(SInfoOf(*result, "main", "a"), "Tensor[(n, 4), f32]");
+  EXPECT_EQ(SInfoOf(*result, "main", "d"), "Tensor[(n, 2), i8]");
+  EXPECT_EQ(SInfoOf(*result, "main", "x_on"), "Tensor[(n, 4), f32]");
+  EXPECT_EQ(SInfoOf(*result, "main", "x_back"), "Tensor[(n, 4), f32]");
+}
+
+TEST(NormalizeTest, MemoryOperatorErrorsNameTheOperatorAndTheArgument) {
+  auto error_of = [](const std::string& binding) {
+    return NormalizeError(
+        "func @main(x: Tensor[(n, 4), f32]) -> Tensor {\n  arena = memory.alloc_storage(1024, 64)\n  " + binding +
+        "\n  return x\n}\n");
+  };
+  EXPECT_EQ(error_of("s = memory.alloc_storage(1024, 48)"),
+            "function 'main', binding 's': memory.alloc_storage: the alignment must be a power of two, got 48");
+  EXPECT_EQ(error_of("s = memory.alloc_storage(x, 64)"),
+            "function 'main', binding 's': memory.alloc_storage: the size must be an i64 or a one-dimension "
+            "shape(bytes), got Tensor[(n, 4), f32]");
+  EXPECT_EQ(error_of("t = memory.alloc_tensor(x, 0, shape(4), dtype(f32))"),
+            "function 'main', binding 't': memory.alloc_tensor: the storage must be an Object from "
+            "memory.alloc_storage, got Tensor[(n, 4), f32]");
+  EXPECT_EQ(error_of("t = memory.alloc_tensor(arena, -64, shape(4), dtype(f32))"),
+            "function 'main', binding 't': memory.alloc_tensor: the offset is negative (-64)");
+  EXPECT_EQ(error_of("t = memory.alloc_tensor(arena, 0, shape(4))"),
+            "function 'main', binding 't': memory.alloc_tensor takes (storage, offset, shape, dtype(D)), got 3 "
+            "arguments");
+  EXPECT_EQ(error_of("c = memory.check_bound(shape(n), 9, 2, \"n\")"),
+            "function 'main', binding 'c': memory.check_bound: the range 9..2 is empty");
+  EXPECT_EQ(error_of("d = device.to_device(arena, \"sim_npu\")"),
+            "function 'main', binding 'd': device.to_device copies a tensor, got a value of struct info Object");
+  EXPECT_EQ(error_of("d = device.to_device(x, 3)"),
+            "function 'main', binding 'd': device.to_device: the device must be a string");
+}
+
 TEST(NormalizeTest, LessPreciseAnnotationIsRefined) {
   StatusOr<ir::IRModule> result = Normalize(Parse(std::string(kRelu) + R"(
 func @main(x: Tensor[(a, b), f32]) -> Tensor {

@@ -14,6 +14,7 @@
 
 #include "abi/builtin_names.h"
 #include "compiler/analysis/graph_util.h"
+#include "compiler/analysis/memory_ops.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/ir/printer.h"
@@ -25,6 +26,7 @@
 namespace strata::backend {
 
 namespace builtin = vm::builtin;
+namespace memory_ops = analysis::memory_ops;
 
 using namespace graph;  // NOLINT: a graph-level backend
 using serialization::ConstantSpec;
@@ -189,8 +191,8 @@ class UseCollector : public ExprVisitor {
 };
 
 // The memory plan PlanMemory left in the lowered function, read back from its
-// alloc_storage / alloc_tensor_from_storage / alloc_tensor / check_bound calls
-// for `strata inspect` (executable.fbs: MemoryPlan).
+// memory.alloc_storage / memory.alloc_tensor / alloc_tensor / memory.check_bound
+// calls for `strata inspect` (executable.fbs: MemoryPlan).
 class MemoryPlanCollector : public ExprVisitor {
  public:
   serialization::MemoryPlanSpec plan;
@@ -201,39 +203,34 @@ class MemoryPlanCollector : public ExprVisitor {
     const auto* call = binding.value.as<CallNode>();
     if (!call) return;
     const std::string type = analysis::StructInfoText(binding.var->struct_info);
+    const std::vector<Expr>& args = call->args;
     if (analysis::IsOpCall(call, ops::kAllocTensor)) {
       plan.pooled.push_back(binding.var->name + ": " + type);
-      return;
-    }
-    analysis::PackedCall packed;
-    if (!analysis::MatchCallPacked(call, &packed)) return;
-    if (packed.name == builtin::kAllocStorage && !packed.args.empty()) {
+    } else if (analysis::IsOpCall(call, memory_ops::kAllocStorage) && !args.empty()) {
       serialization::PlannedStorageSpec storage;
       storage.name = binding.var->name;
-      if (const auto* value = packed.args[0].as<PrimValueNode>(); value && tir::AsConstInt(value->value)) {
+      if (const auto* value = args[0].as<PrimValueNode>(); value && tir::AsConstInt(value->value)) {
         storage.static_bytes = *tir::AsConstInt(value->value);
         storage.size = std::to_string(storage.static_bytes);
-      } else if (const auto* shape = packed.args[0]->struct_info.as<ShapeStructInfoNode>();
+      } else if (const auto* shape = args[0]->struct_info.as<ShapeStructInfoNode>();
                  shape && shape->values && shape->values->size() == 1) {
         storage.size = analysis::DimText((*shape->values)[0]);
       } else {
         storage.size = "?";
       }
-      if (packed.args.size() == 3 && packed.args[2].as<StringImmNode>()) {
-        storage.device = packed.args[2].as<StringImmNode>()->value;
-      }
+      if (const std::string* device = analysis::TargetDevice(*call)) storage.device = *device;
       storages_[binding.var.get()] = static_cast<int32_t>(plan.storages.size());
       plan.storages.push_back(std::move(storage));
-    } else if (packed.name == builtin::kAllocTensorFromStorage && packed.args.size() == 4) {
-      const auto* storage = packed.args[0].as<VarNode>();
-      const auto* offset = packed.args[1].as<PrimValueNode>();
+    } else if (analysis::IsOpCall(call, memory_ops::kAllocTensor) && args.size() == 4) {
+      const auto* storage = args[0].as<VarNode>();
+      const auto* offset = args[1].as<PrimValueNode>();
       auto it = storage ? storages_.find(storage) : storages_.end();
       if (it == storages_.end() || !offset || !tir::AsConstInt(offset->value)) return;
       plan.tensors.push_back({binding.var->name, type, it->second, *tir::AsConstInt(offset->value)});
-    } else if (packed.name == builtin::kCheckBound && packed.args.size() == 4) {
-      const auto* shape = packed.args[0]->struct_info.as<ShapeStructInfoNode>();
-      const auto* lo = packed.args[1].as<PrimValueNode>();
-      const auto* hi = packed.args[2].as<PrimValueNode>();
+    } else if (analysis::IsOpCall(call, memory_ops::kCheckBound) && args.size() == 4) {
+      const auto* shape = args[0]->struct_info.as<ShapeStructInfoNode>();
+      const auto* lo = args[1].as<PrimValueNode>();
+      const auto* hi = args[2].as<PrimValueNode>();
       if (!shape || !shape->values || shape->values->size() != 1 || !lo || !hi) return;
       plan.bounds.push_back(analysis::DimText((*shape->values)[0]) + " = " + analysis::DimText(lo->value) + ".." +
                             analysis::DimText(hi->value));
@@ -243,6 +240,22 @@ class MemoryPlanCollector : public ExprVisitor {
  private:
   std::map<const VarNode*, int32_t> storages_;
 };
+
+// The builtin a graph-level memory or device operator lowers to (the same
+// arguments, a device named by its index in the executable's devices table), or
+// nullptr.
+const char* MemoryOpBuiltin(const std::string& op) {
+  static const std::map<std::string, const char*> kLowering = {
+      {memory_ops::kAllocStorage, builtin::kAllocStorage},
+      {memory_ops::kAllocTensor, builtin::kAllocTensorFromStorage},
+      {memory_ops::kCheckBound, builtin::kCheckBound},
+      {memory_ops::kAllocDeviceTensor, builtin::kAllocDeviceTensor},
+      {memory_ops::kToDevice, builtin::kToDevice},
+      {memory_ops::kToHost, builtin::kToHost},
+  };
+  auto it = kLowering.find(op);
+  return it == kLowering.end() ? nullptr : it->second;
+}
 
 // An annotation as the executable records it (executable.fbs: ValueSignature), in
 // the text IR's syntax. False when tuples nest deeper than a file may hold.
@@ -487,15 +500,15 @@ class FunctionEmitter {
     if (analysis::MatchCallPacked(call, &packed)) {
       func = ctx_->LibraryIndex(packed.name);
       args = std::move(packed.args);
-      // Builtins name a device by its name in the IR and by its index in the
-      // executable's devices table at run time.
-      if ((packed.name == builtin::kToDevice || packed.name == builtin::kAllocDeviceTensor ||
-           packed.name == builtin::kAllocStorage) &&
-          !args.empty() && args.back().as<StringImmNode>()) {
-        args.back() = analysis::Int64Value(ctx_->DeviceIndex(args.back().as<StringImmNode>()->value));
-      }
     } else if (const auto* op = call->op.as<OpNode>()) {
-      if (op->name == ops::kShapeOf) {
+      if (const char* lowered = MemoryOpBuiltin(op->name)) {
+        func = ctx_->LibraryIndex(lowered);
+        // The IR names a device; the builtin takes its index in the
+        // executable's devices table.
+        if (const std::string* device = analysis::TargetDevice(*call)) {
+          args.back() = analysis::Int64Value(ctx_->DeviceIndex(*device));
+        }
+      } else if (op->name == ops::kShapeOf) {
         func = ctx_->LibraryIndex(builtin::kShapeOf);
       } else if (op->name == ops::kAllocTensor) {
         func = ctx_->LibraryIndex(builtin::kAllocTensor);

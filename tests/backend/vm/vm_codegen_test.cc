@@ -3,6 +3,7 @@
 #include "compiler/backend/vm/vm_codegen.h"
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -163,6 +164,54 @@ TEST(VMCodegenTest, MatmulReluFunctionTableAndBytecode) {
   // Parameters are registers 0 and 1: the first check reads register 0.
   ASSERT_GE(code.size(), 2u);
   EXPECT_EQ(code[1].words[3], vm::EncodeOperand(OperandKind::kRegister, 0));
+}
+
+TEST(VMCodegenTest, MemoryAndDeviceOperatorsLowerToBuiltinsWithADeviceIndex) {
+  // The graph passes leave memory and device operators; the VM backend alone
+  // names builtins, and turns a device's name into its index in the table.
+  StatusOr<ir::IRModule> lowered = transform::testing::RunPasses(Parse(R"(
+func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
+  _c: Tuple[] = memory.check_bound(shape(n), 1, 16, "main: dimension 'n'")
+  host_arena: Object = memory.alloc_storage(64, 64)
+  device_arena: Object = memory.alloc_storage(64, 64, "sim_npu")
+  t: Tensor[(n,), f32] = memory.alloc_tensor(device_arena, 0, shape(n), dtype(f32))
+  h: Tensor[(n,), f32] = memory.alloc_tensor(host_arena, 0, shape(n), dtype(f32))
+  d: Tensor[(n,), f32] = device.to_device(x, "sim_npu")
+  _: Tuple[] = call_packed("test.add", d, d, t)
+  o: Tensor[(n,), f32] = device.alloc_tensor(shape(n), dtype(f32), "sim_npu")
+  back: Tensor[(n,), f32] = device.to_host(t)
+  return back
+}
+)"),
+                                                                 {"Normalize", "VMShapeLower"});
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  StatusOr<ExecutableSpec> exe = CodegenVM(*lowered);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  ASSERT_EQ(exe->devices.size(), 1u);
+  EXPECT_EQ(exe->devices[0].name, "sim_npu");
+  std::map<std::string, int> library;
+  for (size_t i = 0; i < exe->functions.size(); ++i) library[exe->functions[i].name] = static_cast<int>(i);
+  for (const char* name : {"vm.builtin.check_bound", "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor_from_storage",
+                           "vm.builtin.to_device", "vm.builtin.alloc_device_tensor", "vm.builtin.to_host"}) {
+    EXPECT_TRUE(library.count(name)) << name << " is not in the function table";
+  }
+  for (const auto& [name, index] : library) EXPECT_EQ(name.find("memory."), std::string::npos) << name;
+
+  // Calls of the placing builtins end with the device's index, an immediate;
+  // the host storage has no device operand.
+  const int64_t device_zero = vm::EncodeOperand(OperandKind::kImmediate, 0);
+  std::map<std::string, std::vector<size_t>> operand_counts;
+  for (const Instruction& ins : DecodeAndVerify(*exe, exe->functions[FunctionIndex(*exe, "main")])) {
+    if (ins.op != vm::Opcode::kCall) continue;
+    const std::string& callee = exe->functions[ins.words[1]].name;
+    operand_counts[callee].push_back(ins.words.size() - 3);
+    if (callee == "vm.builtin.to_device" || callee == "vm.builtin.alloc_device_tensor" ||
+        (callee == "vm.builtin.alloc_storage" && ins.words.size() - 3 == 3)) {
+      EXPECT_EQ(ins.words.back(), device_zero) << callee;
+    }
+  }
+  EXPECT_EQ(operand_counts["vm.builtin.alloc_storage"], (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(operand_counts["vm.builtin.to_host"], (std::vector<size_t>{1}));
 }
 
 TEST(VMCodegenTest, ConstantsAreDeduplicated) {

@@ -1,4 +1,5 @@
-// A pass that reaches into the runtime past its contract (abi/): the layer
-// check must refuse it. Passes name builtins through abi/builtin_names.h.
+// A pass that reaches into the runtime: the layer check must refuse both
+// includes. Passes speak the graph's memory and device operators
+// (compiler/analysis/memory_ops.h); only the VM backend names builtins.
 #include "abi/builtin_names.h"
 #include "vm/virtual_machine.h"
