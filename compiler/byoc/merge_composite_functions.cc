@@ -12,6 +12,7 @@
 #include "compiler/byoc/fuse_ops_by_pattern.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/outline.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::byoc {
 
@@ -98,5 +99,7 @@ StatusOr<ir::IRModule> MergeCompositeFunctions(ir::IRModule module) {
   STRATA_RETURN_IF_ERROR(OutlineInCallers(&module, is_caller, group_block));
   return module;
 }
+
+STRATA_REGISTER_PASS(MergeCompositeFunctions, MergeCompositeFunctions)
 
 }  // namespace strata::byoc

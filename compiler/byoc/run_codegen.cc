@@ -10,6 +10,7 @@
 #include "compiler/byoc/backend.h"
 #include "compiler/byoc/fuse_ops_by_pattern.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::byoc {
 
@@ -203,5 +204,7 @@ StatusOr<ir::IRModule> RunCodegen(ir::IRModule module) {
   for (const std::string& name : composites) module.Remove(name);
   return module;
 }
+
+STRATA_REGISTER_PASS(RunCodegen, RunCodegen)
 
 }  // namespace strata::byoc

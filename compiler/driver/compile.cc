@@ -17,7 +17,6 @@
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/transform/dispatch_tir.h"
-#include "compiler/transform/legalize_ops.h"
 #include "serialization/writer.h"
 
 namespace strata::driver {
@@ -77,21 +76,6 @@ StatusOr<transform::Pipeline> BuildPipeline(const CompileOptions& options) {
     std::erase(pass_names, "FuseTIR");
   }
   STRATA_ASSIGN_OR_RETURN(transform::Pipeline pipeline, transform::Pipeline::FromNames(pass_names));
-  {
-    // LegalizeOps sized for the target: NCHWc blocks fill its vector registers.
-    transform::LegalizeOptions legalize;
-    legalize.nchwc_layout = options.nchwc_layout;
-    STRATA_ASSIGN_OR_RETURN(const int vector_bits, codegen::TargetVectorBits(options.codegen));
-    legalize.nchwc.max_block = std::max(4, vector_bits / 32);
-    legalize.nchwc.max_lanes = 2 * legalize.nchwc.max_block;
-    std::vector<transform::Pass> passes = pipeline.passes();
-    for (transform::Pass& pass : passes) {
-      if (pass.name == "LegalizeOps") {
-        pass.run = [legalize](ir::IRModule m) { return transform::LegalizeOps(std::move(m), legalize); };
-      }
-    }
-    pipeline = transform::Pipeline(std::move(passes));
-  }
   std::vector<std::string> backends = options.byoc_backends;
   for (const std::string& target : options.device_targets) {
     if (target != "npu") {
@@ -139,6 +123,11 @@ StatusOr<ir::IRModule> LoadModuleFile(const std::string& path) {
 }
 
 StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options) {
+  STRATA_ASSIGN_OR_RETURN(CompileContext context, MakeCompileContext(options));
+  return Lower(std::move(module), options, context);
+}
+
+StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options, const CompileContext& context) {
   for (const std::string& path : options.tir_library_paths) {
     STRATA_ASSIGN_OR_RETURN(ir::IRModule library, LoadModuleFile(path));
     Status merged = transform::MergeTensorPrograms(library, &module);
@@ -163,7 +152,7 @@ StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options)
       dump_status = WriteTextFile(dir / (prefix + name + ".sir"), ir::PrintModule(m, dump_constants->Options()));
     });
   }
-  STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, pipeline.Run(std::move(module)));
+  STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, pipeline.Run(std::move(module), context.passes));
   STRATA_RETURN_IF_ERROR(dump_status);
   if (dump_constants) STRATA_RETURN_IF_ERROR(dump_constants->status());
   if (options.print_pass_timing) {
@@ -187,7 +176,8 @@ namespace {
 // Everything but the writing: the executable as a spec.
 StatusOr<serialization::ExecutableSpec> CompileToSpec(ir::IRModule module, const CompileOptions& options,
                                                       StageTimer& timer) {
-  STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, Lower(std::move(module), options));
+  STRATA_ASSIGN_OR_RETURN(CompileContext context, MakeCompileContext(options));
+  STRATA_ASSIGN_OR_RETURN(ir::IRModule lowered, Lower(std::move(module), options, context));
   timer = StageTimer(options.print_pass_timing);
   STRATA_ASSIGN_OR_RETURN(serialization::ExecutableSpec spec, backend::CodegenVM(lowered));
   timer.End("CodegenVM");
@@ -198,7 +188,7 @@ StatusOr<serialization::ExecutableSpec> CompileToSpec(ir::IRModule module, const
   }
   if (!programs.empty()) {
     STRATA_ASSIGN_OR_RETURN(codegen::CompiledKernels kernels,
-                            codegen::CompileTensorPrograms(programs, options.codegen));
+                            codegen::CompileTensorPrograms(programs, context.cpu, options.codegen));
     timer.End("CodegenLLVM");
     serialization::NativeModuleSpec native;
     native.target_triple = kernels.target_triple;

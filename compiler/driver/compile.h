@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/codegen/llvm/codegen_llvm.h"
+#include "compiler/driver/compile_context.h"
 #include "compiler/ir/module.h"
 #include "compiler/transform/pass.h"
 #include "support/status.h"
@@ -80,5 +81,7 @@ Status CompileToFile(ir::IRModule module, const CompileOptions& options, const s
 
 // Runs the (extended) pipeline only, returning the lowered module.
 StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options);
+// The same, with the context of a compile already under way.
+StatusOr<ir::IRModule> Lower(ir::IRModule module, const CompileOptions& options, const CompileContext& context);
 
 }  // namespace strata::driver

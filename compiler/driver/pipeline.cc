@@ -5,13 +5,16 @@
 #include <cstdio>
 #include <mutex>
 
-#include "compiler/backend/vm/kill_after_last_use.h"
-#include "compiler/backend/vm/vm_shape_lower.h"
 #include "compiler/byoc/backend.h"
-#include "compiler/byoc/merge_composite_functions.h"
-#include "compiler/byoc/run_codegen.h"
 #include "compiler/driver/evaluate_constants.h"
 #include "compiler/transform/fold_constants.h"
+
+// The passes the layers above transform/ register where they define them
+// (STRATA_REGISTER_PASS), as the build lists them (cmake/StrataPasses.cmake).
+namespace strata::generated {
+std::vector<transform::Pass> BackendVmPasses();
+std::vector<transform::Pass> ByocPasses();
+}  // namespace strata::generated
 
 namespace strata::driver {
 
@@ -19,36 +22,36 @@ void RegisterCompilerPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     byoc::RegisterBuiltinBackends();  // their FuseOpsByPattern[backend] passes
-    for (transform::Pass pass :
-         {transform::Pass{"MergeCompositeFunctions", byoc::MergeCompositeFunctions},
-          transform::Pass{"RunCodegen", byoc::RunCodegen}, transform::Pass{"VMShapeLower", backend::VMShapeLower},
-          transform::Pass{"KillAfterLastUse", backend::KillAfterLastUse},
-          transform::Pass{"FoldConstants",
-                          [](ir::IRModule m) { return transform::FoldConstants(std::move(m), EvaluateConstants); }}}) {
-      Status status = transform::RegisterPass(std::move(pass));
-      assert(status.ok() && "a compiler pass was registered twice");
-      (void)status;
+    transform::SetConstantEvaluator(EvaluateConstants);
+    for (std::vector<transform::Pass> passes : {generated::BackendVmPasses(), generated::ByocPasses()}) {
+      for (transform::Pass& pass : passes) {
+        Status status = transform::RegisterPass(std::move(pass));
+        assert(status.ok() && "a compiler pass was registered twice");
+        (void)status;
+      }
     }
   });
 }
 
 std::vector<std::string> DefaultPipelinePassNames() {
-  return {"Normalize",
-          "WellFormed",
-          "Canonicalize",
-          "FoldBatchNorm",
-          "FoldConstants",
-          "EliminateCommonSubexpr",
-          "DeadCodeElimination",
-          "DispatchTIR",
-          "LegalizeOps",
-          "FuseOps",
-          "FuseTIR",
-          "CallTIRRewrite",
-          "PlanMemory",
-          "VMShapeLower",
-          "KillAfterLastUse",
-          "WellFormed"};
+  return {
+      "Normalize",               // struct info on every value; annotations and call_tir checked
+      "WellFormed",              // scoping, dataflow, @names, bound symbolic variables
+      "Canonicalize",            // reshape/transpose chains merged; identity reshapes, x * 1, x + 0 removed
+      "FoldBatchNorm",           // batch_norm after a conv folded into its weight and bias
+      "FoldConstants",           // operator calls on constants alone computed once, at compile time
+      "EliminateCommonSubexpr",  // a pure value computed twice in a block computed once
+      "DeadCodeElimination",     // unused bindings without effects removed
+      "DispatchTIR",             // operator calls -> call_tir of hand-written programs with attrs {dispatch = "op"}
+      "LegalizeOps",             // operator calls -> call_tir of generated default kernels (NCHWc, packed weights)
+      "FuseOps",                 // elementwise chains and epilogues grouped into primitive functions
+      "FuseTIR",                 // each primitive function -> one fused kernel
+      "CallTIRRewrite",          // call_tir / call_dps_packed -> alloc_tensor + a destination-passing call
+      "PlanMemory",              // intermediates -> views of an arena or reused symbolic storages
+      "VMShapeLower",            // shape heap, parameter checks, match_shape / make_shape, shape functions
+      "KillAfterLastUse",        // kill(x) after the last use of every object
+      "WellFormed",              // the lowered module still satisfies every invariant
+  };
 }
 
 transform::Pipeline DefaultPipeline() {

@@ -8,6 +8,7 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 
@@ -82,5 +83,7 @@ StatusOr<ir::IRModule> CallTIRRewrite(ir::IRModule module) {
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(mutator, &module));
   return module;
 }
+
+STRATA_REGISTER_PASS(CallTIRRewrite, CallTIRRewrite)
 
 }  // namespace strata::transform

@@ -9,6 +9,7 @@
 
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 #include "support/half_float.h"
 
 namespace strata::transform {
@@ -244,5 +245,7 @@ StatusOr<ir::IRModule> Canonicalize(ir::IRModule module) {
   }
   return module;
 }
+
+STRATA_REGISTER_PASS(Canonicalize, Canonicalize)
 
 }  // namespace strata::transform

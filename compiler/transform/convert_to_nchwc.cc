@@ -15,8 +15,16 @@
 #include "compiler/op/op_registry.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
+
+NchwcOptions NchwcOptionsFor(const TargetFacts& target) {
+  NchwcOptions options;
+  options.max_block = std::max(4, target.vector_bits / 32);
+  options.max_lanes = 2 * options.max_block;
+  return options;
+}
 
 int64_t NchwcBlock(int64_t channels, int64_t max_block) {
   int64_t block = 1;
@@ -431,5 +439,9 @@ StatusOr<ir::IRModule> ConvertToNchwc(ir::IRModule module, const NchwcOptions& o
   if (changed) return DeadCodeElimination(std::move(module));
   return module;
 }
+
+STRATA_REGISTER_PASS(ConvertToNchwc, [](ir::IRModule m, const PassContext& context) {
+  return ConvertToNchwc(std::move(m), NchwcOptionsFor(context.target));
+})
 
 }  // namespace strata::transform

@@ -40,6 +40,7 @@
 #include <string>
 
 #include "compiler/ir/module.h"
+#include "compiler/transform/pass_context.h"
 #include "support/status.h"
 
 namespace strata::transform {
@@ -48,6 +49,10 @@ struct NchwcOptions {
   int64_t max_block = 16;  // f32 lanes of the target's vector registers
   int64_t max_lanes = 32;  // output channels of a convolution's register tile
 };
+
+// Blocks that fill the target's vector registers (at least 4 lanes) and register
+// tiles of two vectors: 16 and 32 with AVX-512, 8 and 16 with AVX2.
+NchwcOptions NchwcOptionsFor(const TargetFacts& target);
 
 // The block of a tensor with `channels` channels (1 when none is >= 2).
 int64_t NchwcBlock(int64_t channels, int64_t max_block);

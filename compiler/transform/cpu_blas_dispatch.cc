@@ -10,6 +10,7 @@
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 
@@ -99,5 +100,7 @@ StatusOr<ir::IRModule> CpuBlasDispatch(ir::IRModule module, const CpuBlasOptions
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(dispatcher, &module));
   return module;
 }
+
+STRATA_REGISTER_NAMED_PASS(CpuBlas, "cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); })
 
 }  // namespace strata::transform

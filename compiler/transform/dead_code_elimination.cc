@@ -7,6 +7,7 @@
 
 #include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 #include "compiler/transform/purity.h"
 
 namespace strata::transform {
@@ -105,5 +106,7 @@ StatusOr<ir::IRModule> DeadCodeElimination(ir::IRModule module) {
   }
   return module;
 }
+
+STRATA_REGISTER_PASS(DeadCodeElimination, DeadCodeElimination)
 
 }  // namespace strata::transform

@@ -12,6 +12,7 @@
 #include "compiler/ir/tir_visitor.h"
 #include "compiler/op/op_registry.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 
@@ -183,5 +184,7 @@ Status MergeTensorPrograms(const ir::IRModule& library, ir::IRModule* module) {
   }
   return Status::Ok();
 }
+
+STRATA_REGISTER_PASS(DispatchTIR, DispatchTIR)
 
 }  // namespace strata::transform

@@ -9,6 +9,7 @@
 
 #include "compiler/ir/structural_equal.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 #include "compiler/transform/purity.h"
 
 namespace strata::transform {
@@ -122,5 +123,7 @@ StatusOr<ir::IRModule> EliminateCommonSubexpr(ir::IRModule module) {
   }
   return module;
 }
+
+STRATA_REGISTER_PASS(EliminateCommonSubexpr, EliminateCommonSubexpr)
 
 }  // namespace strata::transform

@@ -11,6 +11,7 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/op/op_registry.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 namespace {
@@ -246,5 +247,7 @@ StatusOr<ir::IRModule> FoldBatchNorm(ir::IRModule module) {
   }
   return module;
 }
+
+STRATA_REGISTER_PASS(FoldBatchNorm, FoldBatchNorm)
 
 }  // namespace strata::transform

@@ -3,10 +3,12 @@
 
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "compiler/op/op_registry.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 namespace {
@@ -156,5 +158,39 @@ StatusOr<ir::IRModule> FoldConstants(ir::IRModule module, const ConstantEvaluato
   }
   return Normalize(std::move(module));
 }
+
+namespace {
+
+std::mutex& EvaluatorMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+ConstantEvaluator& Evaluator() {
+  static ConstantEvaluator* evaluator = new ConstantEvaluator;  // leaked: passes may run during static destruction
+  return *evaluator;
+}
+
+}  // namespace
+
+void SetConstantEvaluator(ConstantEvaluator evaluate) {
+  std::lock_guard<std::mutex> lock(EvaluatorMutex());
+  Evaluator() = std::move(evaluate);
+}
+
+ConstantEvaluator RegisteredConstantEvaluator() {
+  std::lock_guard<std::mutex> lock(EvaluatorMutex());
+  return Evaluator();
+}
+
+STRATA_REGISTER_PASS(FoldConstants, [](ir::IRModule m) -> StatusOr<ir::IRModule> {
+  ConstantEvaluator evaluate = RegisteredConstantEvaluator();
+  if (!evaluate) {
+    return Status::Error(
+        "no constant evaluator is registered (driver::RegisterCompilerPasses registers the VM's; "
+        "transform::SetConstantEvaluator sets one)");
+  }
+  return FoldConstants(std::move(m), evaluate);
+})
 
 }  // namespace strata::transform

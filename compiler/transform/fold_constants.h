@@ -35,4 +35,11 @@ using ConstantEvaluator = std::function<StatusOr<std::vector<std::shared_ptr<con
 // values; the result is normalized.
 StatusOr<ir::IRModule> FoldConstants(ir::IRModule module, const ConstantEvaluator& evaluate);
 
+// The evaluator of the registered "FoldConstants" pass. Evaluating needs the
+// layers above (it compiles and runs the folded calls), so the driver registers
+// it (driver::RegisterCompilerPasses: EvaluateConstants, which runs the VM);
+// until then the pass is an error saying so.
+void SetConstantEvaluator(ConstantEvaluator evaluate);
+ConstantEvaluator RegisteredConstantEvaluator();  // null until set
+
 }  // namespace strata::transform

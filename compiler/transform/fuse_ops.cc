@@ -14,6 +14,7 @@
 #include "compiler/op/op_registry.h"
 #include "compiler/pattern/pattern_matcher.h"
 #include "compiler/transform/outline.h"
+#include "compiler/transform/pass.h"
 #include "compiler/transform/tir_inline.h"
 
 namespace strata::transform {
@@ -248,5 +249,7 @@ StatusOr<ir::IRModule> FuseOps(ir::IRModule module) {
       }));
   return module;
 }
+
+STRATA_REGISTER_PASS(FuseOps, FuseOps)
 
 }  // namespace strata::transform

@@ -16,6 +16,7 @@
 #include "compiler/op/op_registry.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/outline.h"
+#include "compiler/transform/pass.h"
 #include "compiler/transform/tir_inline.h"
 
 namespace strata::transform {
@@ -467,5 +468,7 @@ StatusOr<ir::IRModule> FuseTIR(ir::IRModule module) {
   }
   return module;
 }
+
+STRATA_REGISTER_PASS(FuseTIR, FuseTIR)
 
 }  // namespace strata::transform

@@ -12,6 +12,7 @@
 #include "compiler/transform/convert_to_nchwc.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/pack_weights.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 
@@ -128,5 +129,12 @@ StatusOr<ir::IRModule> LegalizeOps(ir::IRModule module, const LegalizeOptions& o
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(legalizer, &module));
   return module;
 }
+
+STRATA_REGISTER_PASS(LegalizeOps, [](ir::IRModule m, const PassContext& context) {
+  LegalizeOptions options;
+  options.nchwc_layout = context.nchwc_layout;
+  options.nchwc = NchwcOptionsFor(context.target);
+  return LegalizeOps(std::move(m), options);
+})
 
 }  // namespace strata::transform

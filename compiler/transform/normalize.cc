@@ -22,6 +22,7 @@
 #include "compiler/analysis/memory_ops.h"
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/op/op_registry.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::graph {
 
@@ -622,5 +623,7 @@ StatusOr<ir::IRModule> Normalize(ir::IRModule module) {
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(normalizer, &module));
   return module;
 }
+
+STRATA_REGISTER_PASS(Normalize, Normalize)
 
 }  // namespace strata::transform

@@ -15,6 +15,7 @@
 #include "compiler/op/gemm_panels.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 namespace {
@@ -211,5 +212,7 @@ StatusOr<ir::IRModule> PackWeights(ir::IRModule module, const std::set<std::stri
   if (changed) return DeadCodeElimination(std::move(module));
   return module;
 }
+
+STRATA_REGISTER_PASS(PackWeights, [](ir::IRModule m) { return PackWeights(std::move(m)); })
 
 }  // namespace strata::transform

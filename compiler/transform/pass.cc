@@ -1,6 +1,7 @@
 // The pass registry and Pipeline (see pass.h).
 #include "compiler/transform/pass.h"
 
+#include <cassert>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -8,47 +9,27 @@
 
 #include "compiler/analysis/well_formed.h"
 #include "compiler/ir/printer.h"
-#include "compiler/transform/call_tir_rewrite.h"
-#include "compiler/transform/canonicalize.h"
-#include "compiler/transform/convert_to_nchwc.h"
-#include "compiler/transform/cpu_blas_dispatch.h"
-#include "compiler/transform/dead_code_elimination.h"
-#include "compiler/transform/dispatch_tir.h"
-#include "compiler/transform/eliminate_common_subexpr.h"
-#include "compiler/transform/fold_batch_norm.h"
-#include "compiler/transform/fuse_ops.h"
-#include "compiler/transform/fuse_tir.h"
-#include "compiler/transform/legalize_ops.h"
-#include "compiler/transform/normalize.h"
-#include "compiler/transform/pack_weights.h"
-#include "compiler/transform/place_on_devices.h"
-#include "compiler/transform/plan_memory.h"
 #include "support/suggest.h"
+
+namespace strata::generated {
+std::vector<transform::Pass> TransformPasses();
+}  // namespace strata::generated
 
 namespace strata::transform {
 
 namespace {
 
-// This layer's passes are registered here rather than by static initializers in
-// their own files: a static library drops object files nothing references.
-// Passes of the layers above (BYOC, the VM backend, FoldConstants with the
-// driver's evaluator) are registered by those layers (driver::RegisterCompilerPasses).
+// This layer's passes, as its sources register them (STRATA_REGISTER_PASS); the
+// build generates the function (cmake/StrataPasses.cmake).
 struct Registry {
   std::mutex mutex;
   std::map<std::string, Pass> passes;
 
   Registry() {
-    for (Pass pass :
-         {Pass{"Normalize", Normalize}, Pass{"WellFormed", analysis::WellFormed}, Pass{"Canonicalize", Canonicalize},
-          Pass{"FoldBatchNorm", FoldBatchNorm}, Pass{"EliminateCommonSubexpr", EliminateCommonSubexpr},
-          Pass{"DeadCodeElimination", DeadCodeElimination}, Pass{"DispatchTIR", DispatchTIR},
-          Pass{"cpu-blas", [](ir::IRModule m) { return CpuBlasDispatch(std::move(m)); }},
-          Pass{"PackWeights", [](ir::IRModule m) { return PackWeights(std::move(m)); }},
-          Pass{"ConvertToNchwc", [](ir::IRModule m) { return ConvertToNchwc(std::move(m)); }},
-          Pass{"LegalizeOps", [](ir::IRModule m) { return LegalizeOps(std::move(m)); }}, Pass{"FuseOps", FuseOps},
-          Pass{"FuseTIR", FuseTIR}, Pass{"CallTIRRewrite", CallTIRRewrite}, Pass{"PlaceOnDevices", PlaceOnDevices},
-          Pass{"PlanMemory", PlanMemory}}) {
-      passes.emplace(pass.name, pass);
+    for (Pass& pass : generated::TransformPasses()) {
+      const bool added = passes.emplace(pass.name, pass).second;
+      assert(added && "two passes of strata_transform share a name");
+      (void)added;
     }
   }
 };
@@ -77,6 +58,11 @@ bool SameFunctions(const ir::IRModule& a, const ir::IRModule& b) {
 }
 
 }  // namespace
+
+Pass::Pass(std::string pass_name, ContextFreeFunction function) : name(std::move(pass_name)) {
+  if (function)
+    run = [function = std::move(function)](ir::IRModule m, const PassContext&) { return function(std::move(m)); };
+}
 
 Status RegisterPass(Pass pass) {
   if (pass.name.empty() || !pass.run) return Status::Error("RegisterPass: a pass needs a name and a function");
@@ -149,7 +135,7 @@ Status Pipeline::InsertAfter(const std::string& anchor, Pass pass) {
   return Status::Ok();
 }
 
-StatusOr<ir::IRModule> Pipeline::Run(ir::IRModule module) {
+StatusOr<ir::IRModule> Pipeline::Run(ir::IRModule module, const PassContext& context) {
   timings_.clear();
   // The printed input of the next pass, kept so each module is printed once.
   std::string before_text;
@@ -159,7 +145,7 @@ StatusOr<ir::IRModule> Pipeline::Run(ir::IRModule module) {
     ir::IRModule input;
     if (after_pass_) input = module;
     auto start = std::chrono::steady_clock::now();
-    StatusOr<ir::IRModule> result = pass.run(std::move(module));
+    StatusOr<ir::IRModule> result = pass.run(std::move(module), context);
     auto end = std::chrono::steady_clock::now();
     timings_.push_back({pass.name, std::chrono::duration<double, std::milli>(end - start).count()});
     if (!result.ok()) return Status(result.status()).WithContext(pass.name + ": ");
@@ -175,5 +161,7 @@ StatusOr<ir::IRModule> Pipeline::Run(ir::IRModule module) {
   }
   return module;
 }
+
+STRATA_REGISTER_PASS(WellFormed, analysis::WellFormed)
 
 }  // namespace strata::transform

@@ -1,14 +1,22 @@
 // Passes, the pass registry and pipelines.
 //
-// A pass is a named IRModule -> IRModule function. The registry maps names to
-// passes: this layer's own (Normalize, WellFormed, Canonicalize, FoldBatchNorm,
-// EliminateCommonSubexpr, DeadCodeElimination, DispatchTIR, LegalizeOps,
-// CallTIRRewrite, PlanMemory, ...) are always there; the layers above register
-// theirs (driver::RegisterCompilerPasses: BYOC, the VM backend, FoldConstants),
-// and targets, integrations or tests add their own with RegisterPass. A Pipeline is an ordered list of passes that can
-// be extended at named points, runs them in order, times each one and reports
-// every step to an optional callback (how --dump-ir prints the IR after each
-// pass that changed it).
+// A pass is a named IRModule -> IRModule function that may read the compile's
+// PassContext (pass_context.h: the target, pass options). A pass registers
+// itself in the file that defines it:
+//
+//   STRATA_REGISTER_PASS(PlanMemory, PlanMemory)
+//   STRATA_REGISTER_NAMED_PASS(CpuBlas, "cpu-blas", [](ir::IRModule m) { ... })
+//
+// so adding a pass touches its own file and, if it runs by default, the
+// pipeline's order list (driver/pipeline.cc). The build collects those lines per
+// library into a generated list (cmake/StrataPasses.cmake), so no pass is lost
+// to a static archive dropping a file nothing else references. This layer's
+// passes are in the registry from its first use; the layers above add theirs
+// when driver::RegisterCompilerPasses runs; targets, integrations and tests add
+// their own with RegisterPass. A Pipeline is an ordered list of passes that can
+// be extended at named points, runs them in order with one context, times each
+// one and reports every step to an optional callback (how --dump-ir prints the
+// IR after each pass that changed it).
 //
 // Thread-safety: the registry may be used from any thread. A Pipeline is a plain
 // value; one Pipeline must not Run on two threads at once.
@@ -17,17 +25,36 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/module.h"
+#include "compiler/transform/pass_context.h"
 #include "support/status.h"
 
 namespace strata::transform {
 
 struct Pass {
+  using Function = std::function<StatusOr<ir::IRModule>(ir::IRModule, const PassContext&)>;
+  // A pass that needs nothing of the context.
+  using ContextFreeFunction = std::function<StatusOr<ir::IRModule>(ir::IRModule)>;
+
+  Pass() = default;
+  Pass(std::string pass_name, Function function) : name(std::move(pass_name)), run(std::move(function)) {}
+  Pass(std::string pass_name, ContextFreeFunction function);
+
   std::string name;
-  std::function<StatusOr<ir::IRModule>(ir::IRModule)> run;
+  Function run;
 };
+
+// See the top of this file. `id` names the registration (unique in the
+// library); STRATA_REGISTER_PASS registers the pass under the id itself.
+#define STRATA_REGISTER_NAMED_PASS(id, pass_name, ...)                                        \
+  extern "C" void strata_register_pass_##id(std::vector<::strata::transform::Pass>* passes);  \
+  extern "C" void strata_register_pass_##id(std::vector<::strata::transform::Pass>* passes) { \
+    passes->emplace_back(pass_name, __VA_ARGS__);                                             \
+  }
+#define STRATA_REGISTER_PASS(id, ...) STRATA_REGISTER_NAMED_PASS(id, #id, __VA_ARGS__)
 
 // Adds `pass` to the registry; an error if a pass of that name exists.
 Status RegisterPass(Pass pass);
@@ -65,8 +92,9 @@ class Pipeline {
 
   void SetAfterPassCallback(AfterPassCallback callback) { after_pass_ = std::move(callback); }
 
-  // Runs every pass in order. An error is prefixed with the failing pass's name.
-  StatusOr<ir::IRModule> Run(ir::IRModule module);
+  // Runs every pass in order, each with `context`. An error is prefixed with the
+  // failing pass's name.
+  StatusOr<ir::IRModule> Run(ir::IRModule module, const PassContext& context = {});
   // Per-pass wall time of the last Run, in pipeline order.
   const std::vector<PassTiming>& timings() const { return timings_; }
 

@@ -11,6 +11,7 @@
 #include "compiler/analysis/graph_util.h"
 #include "compiler/analysis/memory_ops.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 
@@ -195,5 +196,7 @@ StatusOr<ir::IRModule> PlaceOnDevices(ir::IRModule module) {
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(placer, &module));
   return module;
 }
+
+STRATA_REGISTER_PASS(PlaceOnDevices, PlaceOnDevices)
 
 }  // namespace strata::transform

@@ -15,6 +15,7 @@
 #include "compiler/analysis/struct_info_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::transform {
 
@@ -381,5 +382,7 @@ StatusOr<ir::IRModule> PlanMemory(ir::IRModule module) {
   STRATA_RETURN_IF_ERROR(RewriteGraphFunctions(rewriter, &module));
   return module;
 }
+
+STRATA_REGISTER_PASS(PlanMemory, PlanMemory)
 
 }  // namespace strata::transform

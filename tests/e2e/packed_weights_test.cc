@@ -222,7 +222,7 @@ TEST(PackedWeights, AWeightSharedByTwoCallsIsPackedOnce) {
       "\n  a = matmul(x, w)\n  b = matmul(a, w)\n  c = dense(b, w)\n  return c\n}\n";
   auto module = ir::ParseModule(text, "tied.sir");
   ASSERT_TRUE(module.ok()) << module.status().message();
-  auto normalized = transform::GetPass("Normalize")->run(*module);
+  auto normalized = transform::GetPass("Normalize")->run(*module, transform::PassContext());
   ASSERT_TRUE(normalized.ok()) << normalized.status().message();
   auto packed = transform::PackWeights(*normalized);
   ASSERT_TRUE(packed.ok()) << packed.status().message();

@@ -6,6 +6,7 @@
 
 #include "compiler/backend/vm/vm_codegen.h"
 #include "compiler/driver/pipeline.h"
+#include "compiler/ir/printer.h"
 #include "tests/transform/test_util.h"
 
 namespace strata::transform {
@@ -31,8 +32,9 @@ func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {
 
 TEST(PassRegistryTest, TransformPassesAreRegisteredWithoutTheLayersAbove) {
   for (const char* name :
-       {"Normalize", "WellFormed", "Canonicalize", "FoldBatchNorm", "EliminateCommonSubexpr", "DeadCodeElimination",
-        "DispatchTIR", "PackWeights", "LegalizeOps", "CallTIRRewrite", "PlanMemory"}) {
+       {"Normalize", "WellFormed", "Canonicalize", "FoldBatchNorm", "FoldConstants", "EliminateCommonSubexpr",
+        "DeadCodeElimination", "DispatchTIR", "cpu-blas", "PackWeights", "ConvertToNchwc", "LegalizeOps", "FuseOps",
+        "FuseTIR", "CallTIRRewrite", "PlaceOnDevices", "PlanMemory"}) {
     StatusOr<Pass> pass = GetPass(name);
     ASSERT_TRUE(pass.ok()) << name;
     EXPECT_EQ(pass->name, name);
@@ -42,8 +44,8 @@ TEST(PassRegistryTest, TransformPassesAreRegisteredWithoutTheLayersAbove) {
 TEST(PassRegistryTest, TheDriverRegistersTheUpperLayersPasses) {
   driver::RegisterCompilerPasses();
   driver::RegisterCompilerPasses();  // idempotent
-  for (const char* name : {"VMShapeLower", "KillAfterLastUse", "FoldConstants", "MergeCompositeFunctions", "RunCodegen",
-                           "FuseOpsByPattern[dnnl]"}) {
+  for (const char* name :
+       {"VMShapeLower", "KillAfterLastUse", "MergeCompositeFunctions", "RunCodegen", "FuseOpsByPattern[dnnl]"}) {
     StatusOr<Pass> pass = GetPass(name);
     ASSERT_TRUE(pass.ok()) << name;
     EXPECT_EQ(pass->name, name);
@@ -64,7 +66,7 @@ TEST(PassRegistryTest, RegisterPassRejectsDuplicates) {
   EXPECT_TRUE(GetPass("PassTestIdentity").ok());
   Status again = RegisterPass(Identity("PassTestIdentity"));
   EXPECT_EQ(again.message(), "RegisterPass: a pass named 'PassTestIdentity' is already registered");
-  EXPECT_FALSE(RegisterPass(Pass{"", nullptr}).ok());
+  EXPECT_FALSE(RegisterPass(Pass{"", Pass::Function()}).ok());
 }
 
 TEST(PipelineTest, InsertBeforeAndAfterNamedPasses) {
@@ -113,6 +115,61 @@ TEST(PipelineTest, ErrorsNameTheFailingPass) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(), "Breaks: boom");
   EXPECT_EQ(pipeline.timings().size(), 2u);  // the third pass never ran
+}
+
+TEST(PipelineTest, EveryPassReadsTheContextOfTheRun) {
+  std::vector<int> seen;
+  auto recorder = [&seen](const std::string& name) {
+    return Pass{name, [&seen](ir::IRModule m, const PassContext& context) -> StatusOr<ir::IRModule> {
+                  seen.push_back(context.target.vector_bits);
+                  return m;
+                }};
+  };
+  Pipeline pipeline;
+  pipeline.Append(recorder("A"));
+  pipeline.Append(Identity("ContextFree"));
+  pipeline.Append(recorder("B"));
+  PassContext context;
+  context.target.vector_bits = 256;
+  ASSERT_TRUE(pipeline.Run(Parse(kProgram), context).ok());
+  EXPECT_EQ(seen, (std::vector<int>{256, 256}));
+  ASSERT_TRUE(pipeline.Run(Parse(kProgram)).ok());
+  EXPECT_EQ(seen, (std::vector<int>{256, 256, 512, 512}));
+}
+
+// A 1x1 convolution over 16 channels with a constant weight.
+std::string ConvOver16Channels() {
+  std::string weights;
+  for (int i = 0; i < 16 * 16; ++i) weights += (i ? ", " : "") + std::to_string(i % 7 - 3);
+  return "func @main(x: Tensor[(1, 16, 6, 6), f32]) -> Tensor {\n  c = conv2d(x, const(Tensor[(16, 16, 1, 1), f32], [" +
+         weights + "]))\n  return c\n}\n";
+}
+
+std::string LowerWith(const std::vector<std::string>& passes, const PassContext& context) {
+  StatusOr<Pipeline> pipeline = Pipeline::FromNames(passes);
+  EXPECT_TRUE(pipeline.ok()) << pipeline.status().message();
+  if (!pipeline.ok()) return "";
+  StatusOr<ir::IRModule> lowered = pipeline->Run(Parse(ConvOver16Channels()), context);
+  EXPECT_TRUE(lowered.ok()) << lowered.status().message();
+  return lowered.ok() ? ir::PrintModule(*lowered) : "";
+}
+
+TEST(PassContextTest, NchwcBlocksFillTheTargetsVectorRegisters) {
+  for (const auto& [bits, block] : std::vector<std::pair<int, int>>{{512, 16}, {256, 8}, {128, 4}}) {
+    PassContext context;
+    context.target.vector_bits = bits;
+    const std::string text = LowerWith({"Normalize", "ConvertToNchwc"}, context);
+    EXPECT_NE(text.find("to_nchwc(x, block=" + std::to_string(block) + ")"), std::string::npos)
+        << bits << "-bit vectors:\n"
+        << text;
+  }
+}
+
+TEST(PassContextTest, LegalizeOpsKeepsNchwForAContextWithoutTheLayout) {
+  PassContext blocked, plain;
+  plain.nchwc_layout = false;
+  EXPECT_NE(LowerWith({"Normalize", "LegalizeOps"}, blocked).find("nchwc"), std::string::npos);
+  EXPECT_EQ(LowerWith({"Normalize", "LegalizeOps"}, plain).find("nchwc"), std::string::npos);
 }
 
 TEST(PipelineTest, DefaultPipelineOutputIsAcceptedByVMCodegen) {

@@ -9,6 +9,7 @@
 
 #include "compiler/analysis/graph_util.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::backend {
 
@@ -89,5 +90,7 @@ StatusOr<ir::IRModule> KillAfterLastUse(ir::IRModule module) {
   STRATA_RETURN_IF_ERROR(transform::RewriteGraphFunctions(inserter, &module));
   return module;
 }
+
+STRATA_REGISTER_PASS(KillAfterLastUse, KillAfterLastUse)
 
 }  // namespace strata::backend

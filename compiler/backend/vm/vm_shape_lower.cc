@@ -26,6 +26,7 @@
 #include "compiler/ir/tir.h"
 #include "compiler/ir/tir_visitor.h"
 #include "compiler/transform/normalize.h"
+#include "compiler/transform/pass.h"
 
 namespace strata::backend {
 
@@ -475,5 +476,7 @@ StatusOr<ir::IRModule> VMShapeLower(ir::IRModule module) {
   }
   return module;
 }
+
+STRATA_REGISTER_PASS(VMShapeLower, VMShapeLower)
 
 }  // namespace strata::backend

@@ -69,13 +69,13 @@ struct PartResult {
 
 PartResult CompilePart(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
                        const std::vector<size_t>& indices, const std::vector<std::string>& symbols,
-                       const CodegenOptions& options, bool defines_globals) {
+                       const CpuTarget& cpu, const CodegenOptions& options, bool defines_globals) {
   PartResult part;
   auto fail = [&](Status status) {
     part.status = std::move(status);
     return std::move(part);
   };
-  StatusOr<HostTarget> target = CreateHostTarget(options);
+  StatusOr<HostTarget> target = CreateHostTarget(cpu);
   if (!target.ok()) return fail(target.status());
   llvm::LLVMContext context;
   DiagnosticSink diagnostics;
@@ -109,7 +109,7 @@ PartResult CompilePart(const std::vector<std::pair<std::string, tir::PrimFunc>>&
       return fail(ErrorStatus(StatusCode::kInternal) << "internal error: invalid LLVM module: " << stream.str());
     }
   }
-  OptimizeModule(module, *target, options.opt_level);
+  OptimizeModule(module, *target);
   if (!options.dump_llvm_ir_path.empty()) {
     llvm::raw_string_ostream out(part.llvm_ir);
     module.print(out, nullptr);
@@ -131,10 +131,15 @@ PartResult CompilePart(const std::vector<std::pair<std::string, tir::PrimFunc>>&
 
 StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
                                                 const CodegenOptions& options) {
-  STRATA_ASSIGN_OR_RETURN(HostTarget target, CreateHostTarget(options));
+  STRATA_ASSIGN_OR_RETURN(CpuTarget target, ResolveCpuTarget(options));
+  return CompileTensorPrograms(funcs, target, options);
+}
+
+StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
+                                                const CpuTarget& target, const CodegenOptions& options) {
   CompiledKernels result;
   result.target_triple = target.triple;
-  result.cpu = target.info.cpu;
+  result.cpu = target.cpu;
   result.cpu_features = target.required_cpu_features;
   std::set<std::string> taken_symbols;
   std::vector<std::string> symbols;
@@ -163,9 +168,9 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
   std::vector<PartResult> results(parts);
   std::vector<std::thread> threads;
   for (size_t p = 1; p < parts; ++p) {
-    threads.emplace_back([&, p] { results[p] = CompilePart(funcs, indices[p], symbols, options, false); });
+    threads.emplace_back([&, p] { results[p] = CompilePart(funcs, indices[p], symbols, target, options, false); });
   }
-  results[0] = CompilePart(funcs, indices[0], symbols, options, true);
+  results[0] = CompilePart(funcs, indices[0], symbols, target, options, true);
   for (std::thread& t : threads) t.join();
 
   std::vector<std::vector<uint8_t>> objects;
@@ -189,11 +194,6 @@ StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std:
   if (needs_mvec) libraries.push_back("mvec");
   STRATA_ASSIGN_OR_RETURN(result.shared_object, LinkSharedObject(objects, libraries));
   return result;
-}
-
-StatusOr<int> TargetVectorBits(const CodegenOptions& options) {
-  STRATA_ASSIGN_OR_RETURN(HostTarget target, CreateHostTarget(options));
-  return target.info.vector_bits;
 }
 
 }  // namespace strata::codegen

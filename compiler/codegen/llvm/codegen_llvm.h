@@ -40,17 +40,41 @@ struct CompiledKernels {
   std::map<std::string, std::string> symbols;
 };
 
-// Compiles `funcs` (name, program) into one shared object. Errors name the
-// tensor program and what could not be compiled.
+// The CPU kernels are compiled for, resolved once per compile: the host's CPU
+// and features, or the ones CodegenOptions name (checked against LLVM's lists).
+// Plain data: each thread that compiles makes its own LLVM target machine from
+// it (host_target.h), and the passes read the facts they need from it
+// (driver/compile_context.h).
+struct CpuTarget {
+  std::string triple;
+  std::string cpu;       // LLVM's name: "skylake-avx512", "x86-64-v3"
+  std::string features;  // "+avx2,+fma,..." as LLVM spells them
+  int opt_level = 3;
+  // The widest vector register the loops should use (512 with AVX-512, 256 with
+  // AVX2, 128 otherwise; LLVM's cost model, which knows CPUs that prefer 256-bit
+  // vectors despite AVX-512): the layout passes size their blocks by it.
+  int vector_bits = 128;
+  // The features of abi::kCheckableCpuFeatures this CPU and feature string enable.
+  std::vector<std::string> required_cpu_features;
+  // glibc's vector math library (libmvec) is available: vectorized loops call
+  // its exp/log/pow/tanh/erf (AVX-512 variants on avx512f targets) instead of
+  // the scalar libm function once per lane.
+  bool vector_math_library = false;
+};
+
+// Resolves and checks the target of `options`: an unknown CPU or feature name is
+// an error listing the known CPUs.
+StatusOr<CpuTarget> ResolveCpuTarget(const CodegenOptions& options);
+
+// Compiles `funcs` (name, program) into one shared object for `target`. Errors
+// name the tensor program and what could not be compiled.
+StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
+                                                const CpuTarget& target, const CodegenOptions& options = {});
+// The same, for the target `options` name (resolved here).
 StatusOr<CompiledKernels> CompileTensorPrograms(const std::vector<std::pair<std::string, tir::PrimFunc>>& funcs,
                                                 const CodegenOptions& options = {});
 
 // The target triple kernels are compiled for by default (this machine's).
 std::string DefaultTargetTriple();
-
-// The width in bits of the widest vector register the kernels compiled with
-// `options` use (512 with AVX-512, 256 with AVX2, 128 otherwise): the layout
-// passes size their blocks by it.
-StatusOr<int> TargetVectorBits(const CodegenOptions& options);
 
 }  // namespace strata::codegen

@@ -134,39 +134,68 @@ llvm::CodeGenOpt::Level CodeGenLevel(int opt_level) {
 
 }  // namespace
 
-StatusOr<HostTarget> CreateHostTarget(const CodegenOptions& options) {
+namespace {
+
+const llvm::Target* LookupTarget(const std::string& triple, std::string* error) {
   InitializeLlvmTargetsOnce();
-  HostTarget target;
-  target.triple = llvm::sys::getDefaultTargetTriple();
+  return llvm::TargetRegistry::lookupTarget(triple, *error);
+}
+
+std::unique_ptr<llvm::TargetMachine> MakeMachine(const llvm::Target& llvm_target, const CpuTarget& cpu) {
+  llvm::TargetOptions target_options;  // IEEE floating point: no fast-math flags
+  return std::unique_ptr<llvm::TargetMachine>(llvm_target.createTargetMachine(
+      cpu.triple, cpu.cpu, cpu.features, target_options, llvm::Reloc::PIC_, std::nullopt, CodeGenLevel(cpu.opt_level)));
+}
+
+}  // namespace
+
+StatusOr<CpuTarget> ResolveCpuTarget(const CodegenOptions& options) {
+  CpuTarget cpu;
+  cpu.triple = llvm::sys::getDefaultTargetTriple();
+  cpu.opt_level = options.opt_level;
   std::string error;
-  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  const llvm::Target* llvm_target = LookupTarget(cpu.triple, &error);
   if (llvm_target == nullptr) {
-    return Status(ErrorStatus() << "LLVM has no target for host triple " << target.triple << ": " << error);
+    return Status(ErrorStatus() << "LLVM has no target for host triple " << cpu.triple << ": " << error);
   }
   // An explicit CPU brings its own features; the host CPU gets the host's.
-  target.info.cpu = options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
-  target.info.features = !options.features.empty() ? options.features : options.cpu.empty() ? HostFeatures() : "";
+  cpu.cpu = options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
+  cpu.features = !options.features.empty() ? options.features : options.cpu.empty() ? HostFeatures() : "";
   // LLVM only warns about unknown names (and may then abort), so check them first.
-  STRATA_RETURN_IF_ERROR(CheckCpuAndFeatureNames(*llvm_target, target.triple, options));
-
-  llvm::TargetOptions target_options;  // IEEE floating point: no fast-math flags
-  target.machine.reset(llvm_target->createTargetMachine(target.triple, target.info.cpu, target.info.features,
-                                                        target_options, llvm::Reloc::PIC_, std::nullopt,
-                                                        CodeGenLevel(options.opt_level)));
-  if (!target.machine) {
-    return Status(ErrorStatus() << "cannot create an LLVM target machine for " << target.triple << " (cpu "
-                                << target.info.cpu << ")");
+  STRATA_RETURN_IF_ERROR(CheckCpuAndFeatureNames(*llvm_target, cpu.triple, options));
+  std::unique_ptr<llvm::TargetMachine> probe = MakeMachine(*llvm_target, cpu);
+  if (!probe) {
+    return Status(ErrorStatus() << "cannot create an LLVM target machine for " << cpu.triple << " (cpu " << cpu.cpu
+                                << ")");
   }
-  target.info.vector_bits = VectorRegisterBits(*target.machine, target.info);
-  target.required_cpu_features = EnabledCheckableFeatures(*target.machine, target.info);
-  llvm::Triple triple(target.triple);
-  target.vector_math_library = triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
-                               triple.isGNUEnvironment() && LinkerFindsLibrary("mvec");
+  const TargetInfo info{cpu.cpu, cpu.features, 128};
+  cpu.vector_bits = VectorRegisterBits(*probe, info);
+  cpu.required_cpu_features = EnabledCheckableFeatures(*probe, info);
+  llvm::Triple triple(cpu.triple);
+  cpu.vector_math_library = triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
+                            triple.isGNUEnvironment() && LinkerFindsLibrary("mvec");
+  return cpu;
+}
+
+StatusOr<HostTarget> CreateHostTarget(const CpuTarget& cpu) {
+  std::string error;
+  const llvm::Target* llvm_target = LookupTarget(cpu.triple, &error);
+  if (llvm_target == nullptr) {
+    return Status(ErrorStatus() << "LLVM has no target for triple " << cpu.triple << ": " << error);
+  }
+  HostTarget target;
+  target.cpu = cpu;
+  target.machine = MakeMachine(*llvm_target, cpu);
+  if (!target.machine) {
+    return Status(ErrorStatus() << "cannot create an LLVM target machine for " << cpu.triple << " (cpu " << cpu.cpu
+                                << ")");
+  }
+  target.info = TargetInfo{cpu.cpu, cpu.features, cpu.vector_bits};
   return target;
 }
 
 void ConfigureModule(llvm::Module& module, const HostTarget& target) {
-  module.setTargetTriple(target.triple);
+  module.setTargetTriple(target.cpu.triple);
   module.setDataLayout(target.machine->createDataLayout());
   module.setPICLevel(llvm::PICLevel::BigPIC);
 }
@@ -185,7 +214,7 @@ std::vector<llvm::VecDesc> ExtraVectorMathFunctions(const HostTarget& target) {
       {"tanh", "_ZGVbN2v_tanh", ElementCount::getFixed(2)},   {"tanh", "_ZGVdN4v_tanh", ElementCount::getFixed(4)},
       {"erf", "_ZGVbN2v_erf", ElementCount::getFixed(2)},     {"erf", "_ZGVdN4v_erf", ElementCount::getFixed(4)},
   };
-  const auto& features = target.required_cpu_features;
+  const auto& features = target.cpu.required_cpu_features;
   if (std::find(features.begin(), features.end(), "avx512f") != features.end()) {
     const llvm::VecDesc avx512[] = {
         {"expf", "_ZGVeN16v_expf", ElementCount::getFixed(16)},
@@ -212,7 +241,8 @@ std::vector<llvm::VecDesc> ExtraVectorMathFunctions(const HostTarget& target) {
 
 }  // namespace
 
-void OptimizeModule(llvm::Module& module, const HostTarget& target, int opt_level) {
+void OptimizeModule(llvm::Module& module, const HostTarget& target) {
+  const int opt_level = target.cpu.opt_level;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -227,7 +257,7 @@ void OptimizeModule(llvm::Module& module, const HostTarget& target, int opt_leve
   // variants when available) is the one every pass sees.
   llvm::Triple triple(module.getTargetTriple());
   llvm::TargetLibraryInfoImpl library_info(triple);
-  if (target.vector_math_library) {
+  if (target.cpu.vector_math_library) {
     library_info.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
     library_info.addVectorizableFunctions(ExtraVectorMathFunctions(target));
   }
@@ -251,7 +281,7 @@ StatusOr<std::vector<uint8_t>> EmitObjectFile(llvm::Module& module, const HostTa
   llvm::raw_svector_ostream stream(buffer);
   llvm::legacy::PassManager passes;
   if (target.machine->addPassesToEmitFile(passes, stream, nullptr, llvm::CGFT_ObjectFile)) {
-    return Status(ErrorStatus() << "the LLVM target for " << target.triple << " cannot emit object files");
+    return Status(ErrorStatus() << "the LLVM target for " << target.cpu.triple << " cannot emit object files");
   }
   passes.run(module);
   return std::vector<uint8_t>(buffer.begin(), buffer.end());

@@ -21,25 +21,22 @@
 
 namespace strata::codegen {
 
+// One thread's LLVM target machine for a resolved CpuTarget (LLVM's target
+// machines are not shared between threads that emit code).
 struct HostTarget {
+  CpuTarget cpu;
   std::unique_ptr<llvm::TargetMachine> machine;
-  std::string triple;
-  TargetInfo info;
-  // The features of abi::kCheckableCpuFeatures this CPU and feature string enable.
-  std::vector<std::string> required_cpu_features;
-  // glibc's vector math library (libmvec) is available: vectorized loops call
-  // its exp/log/pow/tanh/erf/sin/cos (AVX-512 variants on avx512f targets)
-  // instead of the scalar libm function once per lane.
-  bool vector_math_library = false;
+  TargetInfo info;  // what the kernel emitter reads: cpu, features, vector_bits
 };
 
-StatusOr<HostTarget> CreateHostTarget(const CodegenOptions& options);
+// A target machine for `cpu` (ResolveCpuTarget, codegen_llvm.h, checked it).
+StatusOr<HostTarget> CreateHostTarget(const CpuTarget& cpu);
 
 // Sets the module's triple and data layout to the target's.
 void ConfigureModule(llvm::Module& module, const HostTarget& target);
 
-// The standard per-module pipeline at `opt_level` (0-3), vectorizers included.
-void OptimizeModule(llvm::Module& module, const HostTarget& target, int opt_level);
+// The standard per-module pipeline at the target's opt_level (0-3), vectorizers included.
+void OptimizeModule(llvm::Module& module, const HostTarget& target);
 
 // The module as a relocatable ELF object.
 StatusOr<std::vector<uint8_t>> EmitObjectFile(llvm::Module& module, const HostTarget& target);

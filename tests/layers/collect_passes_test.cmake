@@ -1,0 +1,15 @@
+# PassList.* (tests/layers/CMakeLists.txt): runs cmake/collect_passes.cmake on
+# the fixture files FILES (a ;-list) and prints the generated source.
+set(dir ${OUT_DIR})
+file(MAKE_DIRECTORY ${dir})
+string(REPLACE "," ";" files "${FILES}")
+string(REPLACE ";" "\n" lines "${files}")
+file(WRITE ${dir}/sources.txt "${lines}\n")
+set(SOURCES_FILE ${dir}/sources.txt)
+set(OUTPUT ${dir}/passes.cc)
+set(FUNCTION FixturePasses)
+set(LIBRARY strata_fixture)
+file(REMOVE ${OUTPUT})
+include(${SOURCE_DIR}/cmake/collect_passes.cmake)
+file(READ ${OUTPUT} generated)
+message("${generated}")

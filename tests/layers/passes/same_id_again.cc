@@ -1,0 +1,2 @@
+// Fixture of PassList.*: an id two_passes.cc already took.
+STRATA_REGISTER_PASS(Alpha, AnotherAlpha)
