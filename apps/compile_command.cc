@@ -64,14 +64,17 @@ int RunCompileCommand(const std::vector<std::string>& args) {
       "Compiles a model (ONNX or Strata's text IR; - reads standard input) into one executable file.\n"
       "The kernels are compiled for this machine's CPU unless --cpu says otherwise: an executable built on an\n"
       "AVX-512 machine is refused on a CPU without AVX-512. For a cluster of mixed machines, compile with\n"
-      "--cpu x86-64-v3 (AVX2, FMA: every x86 server since 2015) or the oldest CPU you deploy to (docs/cli.md).\n\n"
+      "--cpu x86-64-v3 (AVX2, FMA: Intel since 2013, AMD since 2015) or the oldest CPU you deploy to, or with\n"
+      "--cpu x86-64-v4,x86-64-v3 for kernels of both levels, of which each machine loads the best it runs\n"
+      "(docs/cli.md).\n\n"
       "compile options");
   options.add_options()("help,h", "show this help")("input", po::value<std::string>(),
                                                     "the model to compile: text IR (.sir) or ONNX (.onnx); - is stdin")(
       "dynamic", po::value<std::vector<std::string>>(), "NAME=LO..HI: bounds of a dynamic dimension of an ONNX model")(
       "output,o", po::value<std::string>(), "the executable to write (.stx); - is standard output")(
       "cpu", po::value<std::string>(),
-      "compile the tensor programs for this CPU (LLVM name, e.g. x86-64-v3, znver3); default: this machine")(
+      "compile the tensor programs for this CPU (LLVM name, e.g. x86-64-v3, znver3), or for each of a list, best "
+      "first (x86-64-v4,x86-64-v3); default: this machine")(
       "cpu-features", po::value<std::string>(),
       "LLVM feature string for the compiled kernels, e.g. +avx2,+fma,-avx512f")(
       "dump-ir", po::value<std::string>(), "write the module after every pass that changed it into this directory")(

@@ -124,6 +124,7 @@ struct NativeModuleSpec {
   std::vector<std::string> symbols;
   std::vector<std::string> cpu_features;  // see NativeModule.cpu_features
   std::string backend;                    // the BYOC backend that generated it, or empty
+  int32_t alternative_of = -1;            // see NativeModule.alternative_of (1.7)
 };
 
 struct ExecutableSpec {

@@ -9,7 +9,7 @@
 namespace strata::serialization {
 
 inline constexpr uint32_t kFormatMajor = 1;
-inline constexpr uint32_t kFormatMinor = 6;
+inline constexpr uint32_t kFormatMinor = 7;
 // The first minor version whose files must carry checksums (Executable.checksums).
 inline constexpr uint32_t kFirstMinorWithChecksums = 5;
 inline constexpr const char* kFileIdentifier = "STRX";

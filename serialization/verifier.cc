@@ -1,6 +1,7 @@
 // Semantic verification of a flatbuffers-verified executable (see verifier.h).
 #include "serialization/verifier.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -235,6 +236,12 @@ Status VerifyFunction(const fb::Executable& exe, uint32_t index, const fb::Funct
       if (f->symbol() == nullptr || f->symbol()->size() == 0) {
         return Status(Corrupt() << label << ": compiled kernel has no symbol");
       }
+      if (const int32_t of = exe.native_modules()->Get(static_cast<uint32_t>(f->module_index()))->alternative_of();
+          of != -1) {
+        return Status(Corrupt() << label << ": compiled kernel names native_modules[" << f->module_index()
+                                << "], an alternative of native_modules[" << of << "]; functions name the first "
+                                << "module of a group");
+      }
       return Status::Ok();
     }
     case fb::FunctionKind::Library:
@@ -314,6 +321,39 @@ Status VerifyConstant(uint32_t index, const fb::Constant* c) {
 }
 
 // Device requirements: a plug-in name the loader can turn into a file name.
+// The symbols of a module, sorted (empty when it lists none).
+std::vector<std::string> SortedSymbols(const fb::NativeModule* m) {
+  std::vector<std::string> symbols;
+  if (m->symbols() != nullptr) {
+    for (const fbs::String* s : *m->symbols()) symbols.push_back(s->str());
+  }
+  std::sort(symbols.begin(), symbols.end());
+  return symbols;
+}
+
+// 1.7: an alternative stands in for an earlier module that is not itself one,
+// with the same symbols (the loader looks functions up in whichever it loads).
+Status VerifyAlternative(const fb::Executable& exe, uint32_t index) {
+  const fb::NativeModule* m = exe.native_modules()->Get(index);
+  const int32_t of = m->alternative_of();
+  if (of == -1) return Status::Ok();
+  const std::string label = "native_modules[" + std::to_string(index) + "]";
+  if (of < 0 || static_cast<uint32_t>(of) >= index) {
+    return Status(Corrupt() << label << ": alternative_of " << of << " must name an earlier module (0.."
+                            << static_cast<int64_t>(index) - 1 << ")");
+  }
+  const fb::NativeModule* primary = exe.native_modules()->Get(static_cast<uint32_t>(of));
+  if (primary->alternative_of() != -1) {
+    return Status(Corrupt() << label << ": alternative_of names native_modules[" << of
+                            << "], itself an alternative of native_modules[" << primary->alternative_of() << "]");
+  }
+  if (SortedSymbols(m) != SortedSymbols(primary)) {
+    return Status(Corrupt() << label << ": an alternative of native_modules[" << of
+                            << "] must export the same symbols");
+  }
+  return Status::Ok();
+}
+
 Status VerifyDevice(uint32_t index, const fb::DeviceRequirement* d) {
   const std::string label = "devices[" + std::to_string(index) + "]";
   if (d->name() == nullptr || d->name()->size() == 0) return Status(Corrupt() << label << ": device has no name");
@@ -361,6 +401,7 @@ Status VerifyExecutableSemantics(const fb::Executable& exe, std::span<const uint
                               << "' (expected 'elf-shared-object')");
     }
     if (m->code() == nullptr || m->code()->size() == 0) return Status(Corrupt() << label << ": no code");
+    STRATA_RETURN_IF_ERROR(VerifyAlternative(exe, i));
     // Even when the file's checksums were not verified: damaged machine code could crash the process.
     STRATA_RETURN_IF_ERROR(VerifyNativeCodeChecksum(bytes, exe, i));
   }

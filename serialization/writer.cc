@@ -152,7 +152,7 @@ fbs::Offset<fb::NativeModule> WriteNativeModule(fbs::FlatBufferBuilder& b, const
   if (!m.backend.empty()) backend = b.CreateString(m.backend);
   std::optional<uint32_t> crc32;
   if (legacy_code_crc32) crc32 = LegacyCodeCrc32(m.code);
-  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, crc32, features, backend);
+  return fb::CreateNativeModule(b, format, triple, cpu, code, symbols, crc32, features, backend, m.alternative_of);
 }
 
 // The bulk of an executable: constant data (with its alignment padding) and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
 #include "abi/cpu_feature_names.h"
 
@@ -91,6 +92,42 @@ std::optional<bool> HostHasCpuFeature(std::string_view feature) {
     if (f.name == feature) return f.supported();
   }
   return std::nullopt;
+}
+
+std::vector<std::string> DisabledCpuFeaturesFromEnvironment() {
+  std::vector<std::string> disabled;
+  const char* value = std::getenv("STRATA_DISABLE_CPU_FEATURES");
+  if (value == nullptr) return disabled;
+  std::string_view rest(value);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) disabled.emplace_back(item);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return disabled;
+}
+
+bool IsDisabledCpuFeature(std::string_view feature, std::span<const std::string> disabled) {
+  for (const std::string& entry : disabled) {
+    if (!entry.empty() && entry.back() == '*') {
+      if (feature.substr(0, entry.size() - 1) == std::string_view(entry).substr(0, entry.size() - 1)) return true;
+    } else if (feature == entry) {
+      return true;
+    }
+  }
+  return false;
+}
+
+CpuFeatureProbe HostCpuFeaturesWithout(std::vector<std::string> disabled) {
+  if (disabled.empty()) return HostHasCpuFeature;
+  return [disabled = std::move(disabled)](std::string_view feature) -> std::optional<bool> {
+    std::optional<bool> has = HostHasCpuFeature(feature);
+    if (has && *has && IsDisabledCpuFeature(feature, disabled)) return false;
+    return has;
+  };
 }
 
 Status CheckCpuFeatures(std::span<const std::string> required, std::string_view compiled_for_cpu,

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "support/status.h"
 
@@ -28,6 +29,19 @@ std::span<const std::string_view> CheckableCpuFeatures();
 std::optional<bool> HostHasCpuFeature(std::string_view feature);
 
 using CpuFeatureProbe = std::function<std::optional<bool>(std::string_view feature)>;
+
+// The features the runtime treats as absent whatever the CPU has, from the
+// environment variable STRATA_DISABLE_CPU_FEATURES: comma-separated LLVM names,
+// a name ending in '*' standing for every name with that prefix ("avx512*").
+// For testing the lower-level kernels of a multi-level executable on a bigger
+// machine, and for holding a mixed fleet to one level. Read at each call.
+std::vector<std::string> DisabledCpuFeaturesFromEnvironment();
+
+// Whether `feature` is one of `disabled` (exact names, or prefixes ending in '*').
+bool IsDisabledCpuFeature(std::string_view feature, std::span<const std::string> disabled);
+
+// The host's features (HostHasCpuFeature) with `disabled` reported absent.
+CpuFeatureProbe HostCpuFeaturesWithout(std::vector<std::string> disabled);
 
 // Ok when `probe` reports every feature of `required`; otherwise an error naming
 // the missing (or uncheckable) features and the CPU the code was compiled for.

@@ -30,6 +30,7 @@
 #include "abi/kernel_abi.h"
 #include "serialization/executable_spec.h"
 #include "support/status.h"
+#include "vm/cpu_features.h"
 #include "vm/registry.h"
 #include "vm/value.h"
 
@@ -120,6 +121,9 @@ struct NativeModuleInfo {
   std::vector<std::string> symbols;
   std::vector<std::string> cpu_features;  // required of the CPU that runs the code
   std::string backend;                    // the BYOC backend that generated it, or empty
+  // 1.7: -1, or the module this one can stand in for (the same kernels for other
+  // CPU features; the loader loads one module of each group).
+  int32_t alternative_of = -1;
 };
 
 struct LoadOptions {
@@ -135,7 +139,17 @@ struct LoadOptions {
   // MapFile, every page of the weights). False skips it: the structure is still
   // verified and native code still checked, but damaged tensor data goes unnoticed.
   bool verify_checksums = true;
+  // CPU features to treat as absent when native code is chosen and checked, on
+  // top of those STRATA_DISABLE_CPU_FEATURES names (vm/cpu_features.h): names,
+  // or prefixes ending in '*' ("avx512*").
+  std::vector<std::string> disabled_cpu_features = {};
 };
+
+// Which module of each group of alternatives (NativeModuleInfo::alternative_of)
+// a CPU runs: for every module that is not an alternative, the index of the
+// first of it and its alternatives, in file order, whose features `probe`
+// reports; -1 for alternatives and for groups none of whose modules runs there.
+std::vector<int32_t> ChooseNativeModules(std::span<const NativeModuleInfo> modules, const CpuFeatureProbe& probe);
 
 class Executable {
  public:
@@ -173,6 +187,9 @@ class Executable {
 
   // True when library functions and kernels were resolved (LoadOptions::resolve).
   bool resolved() const { return resolved_; }
+  // When resolved: for each native module, the index of the module loaded in its
+  // place (itself, or the alternative this CPU runs); -1 for alternatives.
+  std::span<const int32_t> loaded_native_modules() const { return loaded_modules_; }
   // True when the file carries checksums (format 1.5 and newer), and when they
   // were verified at load (LoadOptions::verify_checksums).
   bool has_checksums() const { return has_checksums_; }
@@ -189,7 +206,7 @@ class Executable {
                                                           const LoadOptions& options);
   static StatusOr<std::shared_ptr<const Executable>> LoadChecked(std::shared_ptr<Buffer> buffer, bool mapped,
                                                                  const LoadOptions& options);
-  Status Resolve();
+  Status Resolve(const LoadOptions& options);
   // Builds every bytecode function's dispatch_code (after the constants).
   void DecodeForDispatch();
 
@@ -206,7 +223,8 @@ class Executable {
   std::vector<Value> constants_;
   std::vector<NativeModuleInfo> module_info_;
   std::vector<std::span<const uint8_t>> module_code_;
-  std::vector<std::unique_ptr<NativeModule>> modules_;
+  std::vector<std::unique_ptr<NativeModule>> modules_;  // by group: null for alternatives
+  std::vector<int32_t> loaded_modules_;
   std::vector<int32_t> entry_points_;
   std::vector<serialization::DeviceRequirementSpec> devices_;
   std::vector<std::shared_ptr<PluggedDevice>> plugged_devices_;

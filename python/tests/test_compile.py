@@ -45,6 +45,18 @@ def test_compile_options_reach_the_compiler(strata, tmp_path):
     assert "main" in exe.inspect()
 
 
+def test_a_cpu_list_carries_kernels_for_each_level(strata, rng):
+    exe = strata.compile(MATMUL_RELU_SIR, cpu="x86-64-v4,x86-64-v3")
+    text = exe.inspect()
+    assert "cpu x86-64-v4" in text and "cpu x86-64-v3" in text and "alternative of [0]" in text
+    x = rng.standard_normal((4, 6), dtype=np.float32)
+    w = rng.standard_normal((6, 5), dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(strata.VirtualMachine(exe).main(x, w)), np.maximum(x @ w, 0), rtol=1e-5,
+                               atol=1e-5)
+    with pytest.raises(strata.CompileError, match="CPU 'x86-64-v3' is named twice"):
+        strata.compile(MATMUL_RELU_SIR, cpu="x86-64-v3,x86-64-v3")
+
+
 def test_text_error_names_line_and_column(strata):
     text = "func @main(x: Tensor[(n,), f32]) -> Tensor[(n,), f32] {\n  return y\n}\n"
     with pytest.raises(strata.CompileError, match=r"<string>:2:10: error: undefined variable 'y'"):

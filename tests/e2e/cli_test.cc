@@ -194,7 +194,7 @@ TEST_F(Cli, InspectShowsVersionFunctionsBytecodeAndKernels) {
   ASSERT_EQ(Run("inspect " + exe_, &out), 0) << out;
   // The matmul's result is an intermediate: the plan puts it in a symbolic storage.
   for (const char* expected :
-       {"format 1.6", "checksums: XXH3-64 over every byte, verified",
+       {"format 1.7", "checksums: XXH3-64 over every byte, verified",
         "[0] main  bytecode  (x: Tensor[ndim=2, f32], w: Tensor[ndim=2, f32]) -> Tensor[(m, k), f32]", "tir_matmul",
         "tir_relu", "vm.builtin.match_shape", "ret", "memory plan: 1 storage, 1 tensor planned, 1 pooled",
         "(symbolic, reused)"}) {

@@ -182,7 +182,7 @@ TEST(ChecksumTest, TheModelRuns) {
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   EXPECT_TRUE((*exe)->has_checksums());
   EXPECT_TRUE((*exe)->checksums_verified());
-  EXPECT_EQ((*exe)->format_minor(), 6u);
+  EXPECT_EQ((*exe)->format_minor(), serialization::kFormatMinor);
   auto result = RunMain(*exe);
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_EQ(*result, ExpectedResult());
@@ -417,7 +417,7 @@ TEST(ChecksumTest, Format14FilesWithoutChecksumsStillLoadAndRun) {
   serialization::WriteOptions without = format_1_4;
   without.format_minor = serialization::kFormatMinor;
   EXPECT_EQ(LoadError(Write(model.spec, without)),
-            "a file of format 1.6 must carry checksums and this one has none: the file is damaged");
+            "a file of format 1.7 must carry checksums and this one has none: the file is damaged");
 }
 
 // A checksum table whose header checksum matches but whose regions do not add

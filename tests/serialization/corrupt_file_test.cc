@@ -163,12 +163,12 @@ std::vector<uint8_t> WithVersion(uint32_t major, uint32_t minor) {
 
 TEST(CorruptFileTest, VersionsTheRuntimeCannotReadAreRefusedWithBothVersions) {
   EXPECT_EQ(LoadError(WithVersion(2, 0)),
-            "executable format version 2.0 is newer than this runtime supports (1.6); upgrade the runtime");
+            "executable format version 2.0 is newer than this runtime supports (1.7); upgrade the runtime");
   EXPECT_EQ(vm::Executable::LoadFromBytes(WithVersion(2, 0)).status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(LoadError(WithVersion(1, 7)),
-            "executable format version 1.7 is newer than this runtime supports (1.6); upgrade the runtime");
+  EXPECT_EQ(LoadError(WithVersion(1, 8)),
+            "executable format version 1.8 is newer than this runtime supports (1.7); upgrade the runtime");
   EXPECT_EQ(LoadError(WithVersion(0, 9)),
-            "executable format version 0.9 is older than this runtime supports (1.6); recompile the model");
+            "executable format version 0.9 is older than this runtime supports (1.7); recompile the model");
   RegisterTestFunctions();
   EXPECT_NE(LoadOrDie(WithVersion(serialization::kFormatMajor, serialization::kFormatMinor)), nullptr);
 }
@@ -179,7 +179,7 @@ TEST(CorruptFileTest, VersionIsCheckedBeforeTheRestOfTheFileIsTrusted) {
   std::vector<uint8_t> mangled = bytes;
   for (size_t i = mangled.size() / 2; i < mangled.size(); ++i) mangled[i] = 0xee;
   EXPECT_EQ(LoadError(mangled),
-            "executable format version 3.1 is newer than this runtime supports (1.6); upgrade the runtime");
+            "executable format version 3.1 is newer than this runtime supports (1.7); upgrade the runtime");
 }
 
 // main with two library functions before it, so it is functions[2], and an
@@ -610,6 +610,33 @@ TEST(CorruptFileTest, EntryPointsAndModulesAreChecked) {
   EXPECT_EQ(LoadError(m.Write()), "native_modules[0]: unsupported format 'pe-dll' (expected 'elf-shared-object')");
   m.spec.native_modules[0] = serialization::NativeModuleSpec{};
   EXPECT_EQ(LoadError(m.Write()), "native_modules[0]: no code");
+}
+
+// 1.7: an alternative module stands in for an earlier one that is not itself
+// an alternative, with the same symbols; functions name the first of a group.
+TEST(CorruptFileTest, AlternativeModulesAreChecked) {
+  auto module = [](std::vector<std::string> symbols, int32_t alternative_of) {
+    serialization::NativeModuleSpec m{"elf-shared-object", "", "", {1, 2}, std::move(symbols), {}, ""};
+    m.alternative_of = alternative_of;
+    return m;
+  };
+  auto with = [&](std::vector<serialization::NativeModuleSpec> modules, int32_t kernel_module = 0) {
+    ExecutableBuilder b;
+    b.spec.native_modules = std::move(modules);
+    b.Kernel("k", kernel_module, "a");
+    return LoadError(b.Write());
+  };
+  EXPECT_EQ(with({module({"a"}, -1), module({"a"}, 1)}),
+            "native_modules[1]: alternative_of 1 must name an earlier module (0..0)");
+  EXPECT_EQ(with({module({"a"}, -1), module({"a"}, -7)}),
+            "native_modules[1]: alternative_of -7 must name an earlier module (0..0)");
+  EXPECT_EQ(with({module({"a"}, -1), module({"a"}, 0), module({"a"}, 1)}),
+            "native_modules[2]: alternative_of names native_modules[1], itself an alternative of native_modules[0]");
+  EXPECT_EQ(with({module({"a", "b"}, -1), module({"a"}, 0)}),
+            "native_modules[1]: an alternative of native_modules[0] must export the same symbols");
+  EXPECT_EQ(with({module({"a"}, -1), module({"a"}, 0)}, 1),
+            "functions[0] 'k': compiled kernel names native_modules[1], an alternative of native_modules[0]; "
+            "functions name the first module of a group");
 }
 
 // Native code is checked even when the other checksums are skipped: damaged
