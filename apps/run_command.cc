@@ -16,7 +16,7 @@
 #include "apps/load_executable.h"
 #include "apps/option_parsing.h"
 #include "vm/executable.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/profiler.h"
 #include "vm/tensor_io/npy.h"
 #include "vm/tensor_io/tensor_compare.h"

@@ -25,6 +25,7 @@
 
 #include "benchmarks/bench_util.h"
 #include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 
 namespace strata::bench {
 namespace {

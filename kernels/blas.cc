@@ -9,7 +9,7 @@
 #include <span>
 
 #include "kernels/tensor_args.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/registry.h"
 
 namespace strata::kernels {

@@ -18,7 +18,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/tensor_args.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/registry.h"
 
 // From libgomp, oneDNN's OpenMP runtime (kernels/CMakeLists.txt says why it is

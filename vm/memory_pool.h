@@ -40,6 +40,7 @@
 #include "support/data_type.h"
 #include "support/status.h"
 #include "vm/object.h"
+#include "vm/storage.h"
 
 namespace strata::vm {
 
@@ -55,7 +56,7 @@ struct MemoryStats {
   int64_t lower_bound_bytes = 0;   // most tensor bytes alive at once, above the level at the start
 };
 
-class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
+class MemoryPool final : public StoragePool, public std::enable_shared_from_this<MemoryPool> {
  public:
   // Cached (free) bytes kept for reuse by default.
   static constexpr int64_t kDefaultCacheLimitBytes = int64_t{1} << 30;
@@ -88,14 +89,12 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   int64_t live_bytes() const;
 
  private:
-  friend class Storage;
-  friend class Tensor;
   explicit MemoryPool(int64_t cache_limit_bytes) : cache_limit_bytes_(cache_limit_bytes) {}
 
-  // Called by ~Storage for a block of this pool.
-  void Release(void* data, int64_t block_bytes);
-  // Called when a tensor viewing pool memory is created / destroyed.
-  void AddTensorBytes(int64_t bytes);
+  // StoragePool: ~Storage returns a block of this pool; a tensor viewing pool
+  // memory is created or destroyed.
+  void Release(void* data, int64_t block_bytes) override;
+  void AddTensorBytes(int64_t bytes) override;
   void TrimLocked();
   void* SystemAllocateLocked(int64_t bytes, int64_t alignment);
 

@@ -1,8 +1,6 @@
 // Storage allocation and release.
 #include "vm/storage.h"
 
-#include "vm/memory_pool.h"
-
 namespace strata::vm {
 
 StatusOr<Ref<Storage>> Storage::Allocate(int64_t nbytes, int64_t alignment, DLDevice device) {
@@ -14,7 +12,7 @@ Ref<Storage> Storage::WrapExternal(void* data, int64_t nbytes, DLDevice device, 
   return Ref<Storage>(new Storage(data, nbytes, device, /*owns=*/false, std::move(owner)));
 }
 
-Storage::Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool)
+Storage::Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<StoragePool> pool)
     : data_(data),
       nbytes_(nbytes),
       device_(kCpuDevice),
@@ -22,7 +20,7 @@ Storage::Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_pt
       pool_(std::move(pool)),
       block_bytes_(block_bytes) {}
 
-Ref<Storage> Storage::FromPool(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool) {
+Ref<Storage> Storage::FromPool(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<StoragePool> pool) {
   return Ref<Storage>(new Storage(data, nbytes, block_bytes, std::move(pool)));
 }
 

@@ -21,7 +21,18 @@
 
 namespace strata::vm {
 
-class MemoryPool;
+// What storage taken from a pool reports back to it: the block's return when
+// the storage dies, and the bytes of the tensors viewing it (the pool's live
+// statistics). MemoryPool (vm/memory_pool.h) implements it; an interface here,
+// so that Storage and Tensor do not depend on the pool that makes them.
+class StoragePool {
+ public:
+  virtual void Release(void* data, int64_t block_bytes) = 0;
+  virtual void AddTensorBytes(int64_t bytes) = 0;
+
+ protected:
+  ~StoragePool() = default;
+};
 
 class Storage final : public Object {
  public:
@@ -30,19 +41,19 @@ class Storage final : public Object {
   // Wraps memory this storage does not own; `owner` is held until the storage dies.
   static Ref<Storage> WrapExternal(void* data, int64_t nbytes, DLDevice device, std::shared_ptr<const void> owner);
   // A CPU block of `block_bytes` (>= nbytes) taken from `pool`, returned to it on release.
-  static Ref<Storage> FromPool(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool);
+  static Ref<Storage> FromPool(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<StoragePool> pool);
 
   void* data() const { return data_; }
   int64_t nbytes() const { return nbytes_; }
   DLDevice device() const { return device_; }
   bool owns_memory() const { return owns_; }
   // The pool the memory came from, or null.
-  MemoryPool* pool() const { return pool_.get(); }
+  StoragePool* pool() const { return pool_.get(); }
 
  private:
   Storage(void* data, int64_t nbytes, DLDevice device, bool owns, std::shared_ptr<const void> owner)
       : data_(data), nbytes_(nbytes), device_(device), owns_(owns), owner_(std::move(owner)) {}
-  Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<MemoryPool> pool);
+  Storage(void* data, int64_t nbytes, int64_t block_bytes, std::shared_ptr<StoragePool> pool);
   ~Storage() override;
 
   void* data_;
@@ -50,7 +61,7 @@ class Storage final : public Object {
   DLDevice device_;
   bool owns_;
   std::shared_ptr<const void> owner_;
-  std::shared_ptr<MemoryPool> pool_;
+  std::shared_ptr<StoragePool> pool_;
   int64_t block_bytes_ = 0;
 };
 

@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "abi/kernel_abi.h"
-#include "vm/memory_pool.h"
 
 namespace strata::vm {
 
@@ -87,7 +86,7 @@ Tensor::Tensor(std::span<const int64_t> shape, DataType dtype, DLDevice device, 
 Tensor::~Tensor() {
   if (!storage_) {
     FreeDeviceMemory(dl_.device, dl_.data);
-  } else if (MemoryPool* pool = storage_->pool()) {
+  } else if (StoragePool* pool = storage_->pool()) {
     pool->AddTensorBytes(-num_bytes());
   }
 }
@@ -128,7 +127,7 @@ StatusOr<Ref<Tensor>> Tensor::View(Ref<Storage> storage, int64_t byte_offset, st
                                 << " does not fit in a storage of " << storage->nbytes() << " bytes");
   }
   DLDevice device = storage->device();
-  if (MemoryPool* pool = storage->pool()) pool->AddTensorBytes(nbytes);
+  if (StoragePool* pool = storage->pool()) pool->AddTensorBytes(nbytes);
   if (device.device_type != kDLCPU) {
     // Device memory is a handle the host never dereferences: no pointer
     // arithmetic on it; the offset travels in byte_offset (vm/plugged_device.h).

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 
 namespace strata::vm {
 

@@ -14,7 +14,7 @@
 #include "apps/server/inference_service.h"
 #include "apps/server/log.h"
 #include "apps/server/model_repository.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 
 namespace po = boost::program_options;
 using strata::server::Log;

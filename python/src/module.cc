@@ -28,7 +28,7 @@
 #include "python/src/tensor_interop.h"
 #include "vm/executable.h"
 #include "vm/executable_description.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/profiler.h"
 #include "vm/virtual_machine.h"
 

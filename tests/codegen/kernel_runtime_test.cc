@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "abi/kernel_abi.h"
+#include "vm/kernel_threads.h"
 #include "vm/native_module.h"
 
 namespace strata::vm {

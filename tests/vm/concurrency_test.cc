@@ -32,6 +32,7 @@
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
 #include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/memory_pool.h"
 #include "vm/plugged_device.h"
 #include "vm/storage.h"

@@ -21,7 +21,7 @@
 #include "tests/vm/device_programs.h"
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/plugged_device.h"
 #include "vm/virtual_machine.h"
 

@@ -6,7 +6,7 @@
 
 #include "tests/vm/executable_builder.h"
 #include "tests/vm/test_util.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/virtual_machine.h"
 
 namespace strata::testing {

@@ -27,7 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/vm/attention_model.h"
-#include "vm/kernel_runtime.h"
+#include "vm/kernel_threads.h"
 #include "vm/virtual_machine.h"
 
 // Under AddressSanitizer (its quarantine holds freed memory back) or

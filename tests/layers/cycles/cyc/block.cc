@@ -1,0 +1,2 @@
+// ... and block's source uses pool: a cycle between the two components.
+#include "cyc/pool.h"

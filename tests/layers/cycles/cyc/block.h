@@ -1,0 +1,2 @@
+// Fixture of LayerCheck.AnIncludeCycleFailsTheCheck.
+#pragma once

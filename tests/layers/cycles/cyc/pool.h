@@ -1,0 +1,4 @@
+// Fixture of LayerCheck.AnIncludeCycleFailsTheCheck: pool uses block...
+#pragma once
+
+#include "cyc/block.h"
