@@ -417,6 +417,98 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
   return KernelFailure(callee, rc);
 }
 
+// ---- the four kinds of callee of a Call instruction ----------------------
+// Inlined into the interpreter loop: each is a compare and a branch on success,
+// with everything else out of line.
+
+static InstructionKind CallInstructionKind(FunctionKind kind) {
+  switch (kind) {
+    case FunctionKind::kLibrary: return InstructionKind::kCallLibrary;
+    case FunctionKind::kCompiledKernel: return InstructionKind::kCallCompiledKernel;
+    case FunctionKind::kDevice: return InstructionKind::kCallDevice;
+    default: return InstructionKind::kCallBytecode;
+  }
+}
+
+[[gnu::always_inline]] inline Status VirtualMachine::CallLibraryTarget(const CallTarget& callee,
+                                                                       const int64_t* operands, int64_t nargs,
+                                                                       Value* regs, int64_t dst) {
+  Value result;
+  Status status = CallLibrary(callee.fn, callee.context, operands, nargs, regs, &result);
+  if (!status.ok()) [[unlikely]]
+    return LibraryFailure(*callee.function, std::move(status));
+  if (dst != kVoidRegister) regs[dst] = std::move(result);
+  return Status::Ok();
+}
+
+[[gnu::always_inline]] inline Status VirtualMachine::CallKernelTarget(const CallTarget& callee, const int64_t* operands,
+                                                                      int64_t nargs, Value* regs, int64_t dst) {
+  if (callee.vm_kernel != nullptr) [[likely]] {
+    // The kernel reads its operands in place (kernel_abi.h).
+    const int32_t rc = callee.vm_kernel(regs, operands, static_cast<int32_t>(nargs));
+    if (rc != 0) [[unlikely]] {
+      Status status = rc == STRATA_VM_ENTRY_FALLBACK ? CallKernel(*callee.function, operands, nargs, regs)
+                                                     : KernelFailure(*callee.function, rc);
+      if (!status.ok()) return status;
+    }
+  } else {
+    StrataKernelArg args[kMaxDirectKernelArgs];
+    int32_t codes[kMaxDirectKernelArgs];
+    if (const int32_t* direct_codes = MarshalKernelArgsDirect(operands, nargs, regs, args, codes)) {
+      const int32_t rc = callee.kernel(args, direct_codes, static_cast<int32_t>(nargs));
+      if (rc != 0) [[unlikely]]
+        return KernelFailure(*callee.function, rc);
+    } else if (Status status = CallKernel(*callee.function, operands, nargs, regs); !status.ok()) {
+      return status;
+    }
+  }
+  // A kernel returns nothing: its outputs are the tensors passed in.
+  if (dst != kVoidRegister) regs[dst] = Value();
+  return Status::Ok();
+}
+
+inline Status VirtualMachine::LaunchDeviceTarget(const CallTarget& callee, const int64_t* operands, int64_t nargs,
+                                                 Value* regs, int64_t dst) {
+  const VMFunction& function = *callee.function;
+  device_args_.clear();
+  STRATA_RETURN_IF_ERROR(MarshalDeviceArgs(function, operands, nargs, regs, &device_args_));
+  STRATA_RETURN_IF_ERROR(function.device->Launch(function.device_kernel, function.symbol, device_args_));
+  // Asynchronous: the outputs are the device tensors passed in.
+  if (dst != kVoidRegister) regs[dst] = Value();
+  return Status::Ok();
+}
+
+// A bytecode callee: its frame goes above the caller's registers, its
+// arguments into its first registers; *regs then points at them.
+inline Status VirtualMachine::PushFrame(const VMFunction& function, const int64_t* pc, Value** regs) {
+  const Frame& caller = frames_.back();
+  if (frames_.size() >= static_cast<size_t>(kMaxCallDepth)) {
+    return InstructionError(caller, pc,
+                            ErrorStatus(StatusCode::kResourceExhausted)
+                                << "call stack overflow calling '" << function.name << "' (depth " << kMaxCallDepth
+                                << ")");
+  }
+  const int64_t base = caller.base + caller.function->num_registers;
+  const int64_t top = base + function.num_registers;
+  if (top > kMaxStackRegisters) {
+    return InstructionError(caller, pc,
+                            ErrorStatus(StatusCode::kResourceExhausted)
+                                << "register stack overflow calling '" << function.name << "' (" << top
+                                << " registers)");
+  }
+  if (registers_.size() < static_cast<size_t>(top)) {
+    registers_.resize(static_cast<size_t>(top));
+    *regs = registers_.data() + caller.base;
+  }
+  const int64_t nargs = pc[3];
+  const int64_t* const operands = pc + 4;
+  Value* callee_regs = registers_.data() + base;
+  for (int64_t i = 0; i < nargs; ++i) callee_regs[i] = *OperandValue(operands[i], *regs);
+  frames_.push_back(Frame{&function, operands + nargs, base, pc[1]});
+  *regs = callee_regs;
+  return Status::Ok();
+}
+
 Status VirtualMachine::Run(const VMFunction& entry, Value* out_result) {
   if (profiler_ == nullptr) [[likely]]
     return RunLoop<false>(entry, out_result);
@@ -448,91 +540,29 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
   for (;;) {
     switch (static_cast<Opcode>(*pc)) {
       case Opcode::kCall: {
-        const int64_t dst = pc[1];
         const int64_t func = pc[2];
         const CallTarget& callee = targets[func];
         const int64_t nargs = pc[3];
         const int64_t* const operands = pc + 4;
-        if (callee.kind == FunctionKind::kLibrary) [[likely]] {
-          Value result;
-          Status status = CallLibrary(callee.fn, callee.context, operands, nargs, regs, &result);
-          if (!status.ok()) [[unlikely]]
-            return InstructionError(frames_.back(), pc, LibraryFailure(*callee.function, std::move(status)));
-          if (dst != kVoidRegister) regs[dst] = std::move(result);
-          if constexpr (kProfile) record(InstructionKind::kCallLibrary, func);
-          pc = operands + nargs;
-          break;
-        }
-        if (callee.kind == FunctionKind::kCompiledKernel) {
-          StrataKernelArg args[kMaxDirectKernelArgs];
-          int32_t codes[kMaxDirectKernelArgs];
-          if (callee.vm_kernel != nullptr) [[likely]] {
-            // The kernel reads its operands in place (kernel_abi.h); one
-            // compare on success, everything else out of line.
-            const int32_t rc = callee.vm_kernel(regs, operands, static_cast<int32_t>(nargs));
-            if (rc != 0) [[unlikely]] {
-              Status status = rc == STRATA_VM_ENTRY_FALLBACK ? CallKernel(*callee.function, operands, nargs, regs)
-                                                             : KernelFailure(*callee.function, rc);
-              if (!status.ok()) return InstructionError(frames_.back(), pc, status);
-            }
-          } else if (const int32_t* direct_codes = MarshalKernelArgsDirect(operands, nargs, regs, args, codes)) {
-            const int32_t rc = callee.kernel(args, direct_codes, static_cast<int32_t>(nargs));
-            if (rc != 0) [[unlikely]]
-              return InstructionError(frames_.back(), pc, KernelFailure(*callee.function, rc));
-          } else if (Status status = CallKernel(*callee.function, operands, nargs, regs); !status.ok()) {
-            return InstructionError(frames_.back(), pc, status);
+        if (callee.kind == FunctionKind::kBytecode) {
+          if (bounded) STRATA_RETURN_IF_ERROR(Step(pc));
+          STRATA_RETURN_IF_ERROR(PushFrame(*callee.function, pc, &regs));
+          pc = callee.function->dispatch_code.data();
+          if constexpr (kProfile) {
+            const int64_t call_start = start;
+            record(InstructionKind::kCallBytecode, func);
+            profiler->EnterBytecodeCall(static_cast<int32_t>(func), call_start);
           }
-          // A kernel returns nothing: its outputs are the tensors passed in.
-          if (dst != kVoidRegister) regs[dst] = Value();
-          if constexpr (kProfile) record(InstructionKind::kCallCompiledKernel, func);
-          pc = operands + nargs;
           break;
         }
-        if (callee.kind == FunctionKind::kDevice) {
-          const VMFunction& function = *callee.function;
-          device_args_.clear();
-          Status status = MarshalDeviceArgs(function, operands, nargs, regs, &device_args_);
-          if (status.ok()) status = function.device->Launch(function.device_kernel, function.symbol, device_args_);
-          if (!status.ok()) [[unlikely]]
-            return InstructionError(frames_.back(), pc, status);
-          // Asynchronous: the outputs are the device tensors passed in.
-          if (dst != kVoidRegister) regs[dst] = Value();
-          if constexpr (kProfile) record(InstructionKind::kCallDevice, func);
-          pc = operands + nargs;
-          break;
-        }
-        // A bytecode function: push a frame above the caller's registers.
-        if (bounded) STRATA_RETURN_IF_ERROR(Step(pc));
-        const VMFunction& function = *callee.function;
-        const Frame& caller = frames_.back();
-        if (frames_.size() >= static_cast<size_t>(kMaxCallDepth)) {
-          return InstructionError(caller, pc,
-                                  ErrorStatus(StatusCode::kResourceExhausted)
-                                      << "call stack overflow calling '" << function.name << "' (depth "
-                                      << kMaxCallDepth << ")");
-        }
-        const int64_t base = caller.base + caller.function->num_registers;
-        const int64_t top = base + function.num_registers;
-        if (top > kMaxStackRegisters) {
-          return InstructionError(caller, pc,
-                                  ErrorStatus(StatusCode::kResourceExhausted)
-                                      << "register stack overflow calling '" << function.name << "' (" << top
-                                      << " registers)");
-        }
-        if (registers_.size() < static_cast<size_t>(top)) {
-          registers_.resize(static_cast<size_t>(top));
-          regs = registers_.data() + caller.base;
-        }
-        Value* callee_regs = registers_.data() + base;
-        for (int64_t i = 0; i < nargs; ++i) callee_regs[i] = *OperandValue(operands[i], regs);
-        frames_.push_back(Frame{&function, operands + nargs, base, dst});
-        regs = callee_regs;
-        pc = function.dispatch_code.data();
-        if constexpr (kProfile) {
-          const int64_t call_start = start;
-          record(InstructionKind::kCallBytecode, func);
-          profiler->EnterBytecodeCall(static_cast<int32_t>(func), call_start);
-        }
+        Status status = callee.kind == FunctionKind::kLibrary ? CallLibraryTarget(callee, operands, nargs, regs, pc[1])
+                        : callee.kind == FunctionKind::kCompiledKernel
+                            ? CallKernelTarget(callee, operands, nargs, regs, pc[1])
+                            : LaunchDeviceTarget(callee, operands, nargs, regs, pc[1]);
+        if (!status.ok()) [[unlikely]]
+          return InstructionError(frames_.back(), pc, status);
+        if constexpr (kProfile) record(CallInstructionKind(callee.kind), func);
+        pc = operands + nargs;
         break;
       }
       case Opcode::kRet: {

@@ -125,6 +125,13 @@ class VirtualMachine {
   // out of line: the interpreter loop keeps only the common calls.
   [[gnu::noinline]] Status CallKernel(const VMFunction& callee, const int64_t* operands, int64_t nargs,
                                       const Value* regs);
+  // The callees of a Call instruction at `operands` (virtual_machine.cc): the
+  // result goes to register `dst` unless it is kVoidRegister.
+  Status CallLibraryTarget(const CallTarget& callee, const int64_t* operands, int64_t nargs, Value* regs, int64_t dst);
+  Status CallKernelTarget(const CallTarget& callee, const int64_t* operands, int64_t nargs, Value* regs, int64_t dst);
+  Status LaunchDeviceTarget(const CallTarget& callee, const int64_t* operands, int64_t nargs, Value* regs, int64_t dst);
+  // Enters the bytecode function the Call at `pc` calls; *regs follows the frame.
+  Status PushFrame(const VMFunction& function, const int64_t* pc, Value** regs);
   Status InstructionError(const Frame& frame, const int64_t* pc, const Status& cause) const;
   // Charges one step; an error when the budget is spent or the call was cancelled.
   Status Step(const int64_t* pc);
