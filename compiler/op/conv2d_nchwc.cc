@@ -50,14 +50,12 @@ std::optional<int64_t> Const(const PrimExpr& e) { return arith::AsConstant(e); }
 // ---- inference -----------------------------------------------------------------
 
 StatusOr<StructInfo> InferConv2dNchwc(const OpCall& call) {
-  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
-  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* w, TensorArg(call, 1));
-  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, 0, 1, x->dtype, w->dtype));
-  STRATA_RETURN_IF_ERROR(CheckFloat(call, 0, dtype));
-  STRATA_ASSIGN_OR_RETURN(Window window, ReadWindow(call, "strides"));
-  const int64_t groups = call.IntAttr("groups");
+  STRATA_ASSIGN_OR_RETURN(ConvOperands conv, ReadConvOperands(call));
+  const TensorStructInfoNode *x = conv.x, *w = conv.weight;
+  const DataType dtype = conv.dtype;
+  const Window& window = conv.window;
+  const int64_t groups = conv.groups;
   const int64_t out_block = call.IntAttr("out_block");
-  if (groups < 1) return ErrorStatus() << call.name() << ": attribute 'groups' must be positive, got " << groups;
   if (out_block < 1) {
     return ErrorStatus() << call.name() << ": attribute 'out_block' must be positive, got " << out_block;
   }

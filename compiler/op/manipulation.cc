@@ -17,6 +17,7 @@
 #include "compiler/op/data_movement.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/op/op_util.h"
+#include "support/numeric_range.h"
 
 namespace strata::op {
 namespace {
@@ -525,23 +526,11 @@ StatusOr<tir::Stmt> BroadcastToKernel(const OpCall& call, KernelBuilder& b) {
 // `value` as a constant of `dtype`, or an error when the dtype cannot hold it.
 StatusOr<PrimExpr> FillValue(const OpCall& call, DataType dtype, double value) {
   if (dtype.is_float()) return tir::FloatImm(dtype, value);
-  // [lo, end): the end is exclusive because 2^63 - 1 and 2^64 - 1 are not
-  // doubles (they round up to the first value out of range).
-  double lo = 0, end = 2;
-  if (dtype.is_int()) {
-    lo = -std::ldexp(1.0, dtype.bits() - 1);
-    end = std::ldexp(1.0, dtype.bits() - 1);
-  } else if (dtype.is_uint()) {
-    end = std::ldexp(1.0, dtype.bits());
-  }
-  if (value != std::floor(value) || value < lo || value >= end) {
+  if (!IsExactInteger(value, dtype)) {
     return ErrorStatus() << call.name() << ": fill value " << value << " is not representable in dtype "
                          << dtype.ToString();
   }
-  if (dtype.is_bool()) return tir::IntImm(dtype, value != 0);
-  // u64 values above INT64_MAX keep their bits.
-  return tir::IntImm(
-      dtype, value >= 0x1p63 ? static_cast<int64_t>(static_cast<uint64_t>(value)) : static_cast<int64_t>(value));
+  return tir::IntImm(dtype, SaturatingIntegerBits(value, dtype));  // exact here; u64 above INT64_MAX keeps its bits
 }
 
 double FillOf(const OpCall& call, double constant) {

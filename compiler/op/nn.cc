@@ -36,13 +36,11 @@ using namespace build;  // NOLINT: the kernel builders
 // ---- inference -----------------------------------------------------------------
 
 StatusOr<StructInfo> InferConv2d(const OpCall& call) {
-  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* x, TensorArg(call, 0));
-  STRATA_ASSIGN_OR_RETURN(const TensorStructInfoNode* w, TensorArg(call, 1));
-  STRATA_ASSIGN_OR_RETURN(DataType dtype, SameDtype(call, 0, 1, x->dtype, w->dtype));
-  STRATA_RETURN_IF_ERROR(CheckFloat(call, 0, dtype));
-  STRATA_ASSIGN_OR_RETURN(Window window, ReadWindow(call, "strides"));
-  const int64_t groups = call.IntAttr("groups");
-  if (groups < 1) return ErrorStatus() << call.name() << ": attribute 'groups' must be positive, got " << groups;
+  STRATA_ASSIGN_OR_RETURN(ConvOperands conv, ReadConvOperands(call));
+  const TensorStructInfoNode *x = conv.x, *w = conv.weight;
+  const DataType dtype = conv.dtype;
+  const Window& window = conv.window;
+  const int64_t groups = conv.groups;
   STRATA_RETURN_IF_ERROR(CheckRank4(call, 0, x, "(N, C, H, W)"));
   STRATA_RETURN_IF_ERROR(CheckRank4(call, 1, w, "(O, C / groups, KH, KW)"));
   if (!x->shape || !w->shape) return TensorStructInfoNode::make_ndim(4, dtype);

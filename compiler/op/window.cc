@@ -113,4 +113,16 @@ std::vector<AttrDef> PoolAttrDefs(bool avg) {
   return attrs;
 }
 
+StatusOr<ConvOperands> ReadConvOperands(const OpCall& call) {
+  ConvOperands c;
+  STRATA_ASSIGN_OR_RETURN(c.x, TensorArg(call, 0));
+  STRATA_ASSIGN_OR_RETURN(c.weight, TensorArg(call, 1));
+  STRATA_ASSIGN_OR_RETURN(c.dtype, SameDtype(call, 0, 1, c.x->dtype, c.weight->dtype));
+  STRATA_RETURN_IF_ERROR(CheckFloat(call, 0, c.dtype));
+  STRATA_ASSIGN_OR_RETURN(c.window, ReadWindow(call, "strides"));
+  c.groups = call.IntAttr("groups");
+  if (c.groups < 1) return ErrorStatus() << call.name() << ": attribute 'groups' must be positive, got " << c.groups;
+  return c;
+}
+
 }  // namespace strata::op

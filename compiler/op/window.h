@@ -43,6 +43,18 @@ StatusOr<std::array<PrimExpr, 2>> WindowOutput(const OpCall& call, const std::ve
                                                const Window& w, const std::array<PrimExpr, 2>& kernel, bool ceil_mode,
                                                const std::string& window_text);
 
+// The operands and attributes every 2-D convolution reads first (conv2d and
+// its NCHWc form): x and the weight, of one float dtype, the window (strides,
+// padding, dilation) and a positive group count.
+struct ConvOperands {
+  const graph::TensorStructInfoNode* x;
+  const graph::TensorStructInfoNode* weight;
+  DataType dtype;
+  Window window;
+  int64_t groups;
+};
+StatusOr<ConvOperands> ReadConvOperands(const OpCall& call);
+
 struct PoolAttrs {
   std::array<int64_t, 2> size;
   Window window;

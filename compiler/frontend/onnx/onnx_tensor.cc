@@ -12,6 +12,7 @@
 #include "compiler/frontend/onnx/onnx_context.h"
 #include "compiler/ir/printer.h"
 #include "support/half_float.h"
+#include "support/numeric_range.h"
 
 namespace strata::frontend::onnx_import {
 
@@ -169,14 +170,6 @@ T LoadElement(const graph::HostTensor& tensor, size_t i) {
   return v;
 }
 
-// Truncates toward zero, saturating at the int64 range; NaN is 0.
-int64_t SaturatingToInt64(double value) {
-  if (std::isnan(value)) return 0;
-  if (value >= 0x1p63) return INT64_MAX;
-  if (value < -0x1p63) return INT64_MIN;
-  return static_cast<int64_t>(value);
-}
-
 }  // namespace
 
 double ConstantElement(const graph::HostTensor& tensor, size_t i) {
@@ -208,7 +201,7 @@ std::vector<int64_t> ConstantInts(const graph::HostTensor& tensor) {
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     if (dtype.is_float()) {
-      out.push_back(SaturatingToInt64(ConstantElement(tensor, i)));
+      out.push_back(SaturatingIntegerBits(ConstantElement(tensor, i), DataType::I64()));
     } else if (dtype.bits() == 64) {
       out.push_back(LoadElement<int64_t>(tensor, i));  // exact, where a double is not above 2^53
     } else {
@@ -245,19 +238,7 @@ std::shared_ptr<const graph::HostTensor> MakeScalarTensor(DataType dtype, double
     // Attribute values (alpha, epsilon, a count) come from the file: out of
     // the dtype's range they saturate rather than being undefined behaviour
     // of the cast, and NaN becomes 0.
-    const int bits = dtype.bits();
-    const double limit = std::ldexp(1.0, dtype.is_uint() ? bits : bits - 1);
-    uint64_t v = 0;
-    if (std::isnan(value)) {
-      v = 0;
-    } else if (dtype.is_uint()) {
-      const uint64_t max = bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
-      v = value <= 0 ? 0 : value >= limit ? max : static_cast<uint64_t>(value);
-    } else {
-      const int64_t max = bits >= 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
-      const int64_t narrowed = value >= limit ? max : value < -limit ? -max - 1 : static_cast<int64_t>(value);
-      v = static_cast<uint64_t>(narrowed);
-    }
+    const int64_t v = SaturatingIntegerBits(value, dtype);
     std::memcpy(t->bytes.data(), &v, t->bytes.size());  // little-endian: the low bytes
   }
   return t;
