@@ -51,10 +51,7 @@ std::optional<int64_t> Const(const PrimExpr& e) { return arith::AsConstant(e); }
 
 StatusOr<StructInfo> InferConv2dNchwc(const OpCall& call) {
   STRATA_ASSIGN_OR_RETURN(ConvOperands conv, ReadConvOperands(call));
-  const TensorStructInfoNode *x = conv.x, *w = conv.weight;
-  const DataType dtype = conv.dtype;
-  const Window& window = conv.window;
-  const int64_t groups = conv.groups;
+  const auto& [x, w, dtype, window, groups] = conv;
   const int64_t out_block = call.IntAttr("out_block");
   if (out_block < 1) {
     return ErrorStatus() << call.name() << ": attribute 'out_block' must be positive, got " << out_block;

@@ -37,10 +37,7 @@ using namespace build;  // NOLINT: the kernel builders
 
 StatusOr<StructInfo> InferConv2d(const OpCall& call) {
   STRATA_ASSIGN_OR_RETURN(ConvOperands conv, ReadConvOperands(call));
-  const TensorStructInfoNode *x = conv.x, *w = conv.weight;
-  const DataType dtype = conv.dtype;
-  const Window& window = conv.window;
-  const int64_t groups = conv.groups;
+  const auto& [x, w, dtype, window, groups] = conv;
   STRATA_RETURN_IF_ERROR(CheckRank4(call, 0, x, "(N, C, H, W)"));
   STRATA_RETURN_IF_ERROR(CheckRank4(call, 1, w, "(O, C / groups, KH, KW)"));
   if (!x->shape || !w->shape) return TensorStructInfoNode::make_ndim(4, dtype);
