@@ -1,6 +1,7 @@
 // CompileContext: see compile_context.h.
 #include "compiler/driver/compile_context.h"
 
+#include <algorithm>
 #include <string>
 
 namespace strata::driver {
@@ -34,7 +35,15 @@ StatusOr<CompileContext> MakeCompileContext(const CompileOptions& options) {
   const codegen::CpuTarget& first = context.cpus.front();
   context.passes.target.cpu = first.cpu;
   context.passes.target.vector_bits = first.vector_bits;
-  context.passes.target.cpu_features = first.required_cpu_features;
+  // A graph-level choice must hold at every level: the features all of them have.
+  for (const std::string& feature : first.required_cpu_features) {
+    bool everywhere = true;
+    for (const codegen::CpuTarget& cpu : context.cpus) {
+      everywhere = everywhere && std::find(cpu.required_cpu_features.begin(), cpu.required_cpu_features.end(),
+                                           feature) != cpu.required_cpu_features.end();
+    }
+    if (everywhere) context.passes.target.cpu_features.push_back(feature);
+  }
   context.passes.nchwc_layout = options.nchwc_layout;
   return context;
 }

@@ -16,10 +16,13 @@ namespace strata::transform {
 // generator owns the rest: codegen::CpuTarget).
 struct TargetFacts {
   std::string cpu;  // LLVM's name; empty when no target was resolved
-  // The widest vector register the kernels use. 512 unless the driver says
-  // otherwise: the layout the NCHWc kernels were tuned for.
+  // The widest vector register the kernels use (of the first, best, CPU level).
+  // 512 unless the driver says otherwise: the layout the NCHWc kernels were
+  // tuned for.
   int vector_bits = 512;
-  // abi::kCheckableCpuFeatures the kernels may use ("avx2", "avx512f", ...).
+  // abi::kCheckableCpuFeatures the kernels may use ("avx2", "avx512f", ...):
+  // with several CPU levels (--cpu x86-64-v4,x86-64-v3), those every level has,
+  // since the graph is lowered once for all of them.
   std::vector<std::string> cpu_features;
 
   bool Has(std::string_view feature) const {

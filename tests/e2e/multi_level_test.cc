@@ -3,6 +3,7 @@
 // (format 1.7). The loader loads the best level this CPU runs; told to treat
 // AVX-512 as absent (LoadOptions, or STRATA_DISABLE_CPU_FEATURES), it loads the
 // AVX2 level, and both match ONNX Runtime's outputs.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/driver/compile.h"
+#include "compiler/driver/compile_context.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "vm/cpu_features.h"
@@ -130,6 +132,20 @@ TEST(MultiLevelErrors, TheCpuListIsChecked) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message().rfind("unknown CPU 'x86-64-v9' for x86_64", 0), 0u)
       << unknown.status().message();
+}
+
+TEST(MultiLevelContext, PassesSeeOnlyTheFeaturesEveryLevelHas) {
+  driver::CompileOptions options;
+  options.codegen.cpu = kLevels;
+  auto context = driver::MakeCompileContext(options);
+  ASSERT_TRUE(context.ok()) << context.status().message();
+  ASSERT_EQ(context->cpus.size(), 2u);
+  const std::vector<std::string>& best = context->cpus[0].required_cpu_features;
+  EXPECT_NE(std::find(best.begin(), best.end(), "avx512f"), best.end());
+  EXPECT_FALSE(context->passes.target.Has("avx512f"));  // the x86-64-v3 level lacks it
+  EXPECT_TRUE(context->passes.target.Has("avx2"));
+  EXPECT_TRUE(context->passes.target.Has("fma"));
+  EXPECT_EQ(context->passes.target.vector_bits, context->cpus[0].vector_bits);  // the layout of the best level
 }
 
 TEST(DisabledCpuFeatures, NamesAndPrefixesFromTheEnvironment) {
