@@ -421,24 +421,17 @@ Status VirtualMachine::CallKernel(const VMFunction& callee, const int64_t* opera
 // Inlined into the interpreter loop: each is a compare and a branch on success,
 // with everything else out of line.
 
-static InstructionKind CallInstructionKind(FunctionKind kind) {
-  switch (kind) {
-    case FunctionKind::kLibrary: return InstructionKind::kCallLibrary;
-    case FunctionKind::kCompiledKernel: return InstructionKind::kCallCompiledKernel;
-    case FunctionKind::kDevice: return InstructionKind::kCallDevice;
-    default: return InstructionKind::kCallBytecode;
-  }
-}
-
-[[gnu::always_inline]] inline Status VirtualMachine::CallLibraryTarget(const CallTarget& callee,
-                                                                       const int64_t* operands, int64_t nargs,
-                                                                       Value* regs, int64_t dst) {
+[[gnu::always_inline]] inline bool VirtualMachine::CallLibraryTarget(const CallTarget& callee, const int64_t* operands,
+                                                                     int64_t nargs, Value* regs, int64_t dst,
+                                                                     Status* error) {
   Value result;
   Status status = CallLibrary(callee.fn, callee.context, operands, nargs, regs, &result);
-  if (!status.ok()) [[unlikely]]
-    return LibraryFailure(*callee.function, std::move(status));
+  if (!status.ok()) [[unlikely]] {
+    *error = LibraryFailure(*callee.function, std::move(status));
+    return false;
+  }
   if (dst != kVoidRegister) regs[dst] = std::move(result);
-  return Status::Ok();
+  return true;
 }
 
 [[gnu::always_inline]] inline Status VirtualMachine::CallKernelTarget(const CallTarget& callee, const int64_t* operands,
@@ -544,25 +537,36 @@ Status VirtualMachine::RunLoop(const VMFunction& entry, Value* out_result) {
         const CallTarget& callee = targets[func];
         const int64_t nargs = pc[3];
         const int64_t* const operands = pc + 4;
-        if (callee.kind == FunctionKind::kBytecode) {
-          if (bounded) STRATA_RETURN_IF_ERROR(Step(pc));
-          STRATA_RETURN_IF_ERROR(PushFrame(*callee.function, pc, &regs));
-          pc = callee.function->dispatch_code.data();
-          if constexpr (kProfile) {
-            const int64_t call_start = start;
-            record(InstructionKind::kCallBytecode, func);
-            profiler->EnterBytecodeCall(static_cast<int32_t>(func), call_start);
-          }
+        // The kinds in the order they are common, each returning to the loop on its own.
+        if (callee.kind == FunctionKind::kLibrary) [[likely]] {
+          if (Status error; !CallLibraryTarget(callee, operands, nargs, regs, pc[1], &error)) [[unlikely]]
+            return InstructionError(frames_.back(), pc, error);
+          if constexpr (kProfile) record(InstructionKind::kCallLibrary, func);
+          pc = operands + nargs;
           break;
         }
-        Status status = callee.kind == FunctionKind::kLibrary ? CallLibraryTarget(callee, operands, nargs, regs, pc[1])
-                        : callee.kind == FunctionKind::kCompiledKernel
-                            ? CallKernelTarget(callee, operands, nargs, regs, pc[1])
-                            : LaunchDeviceTarget(callee, operands, nargs, regs, pc[1]);
-        if (!status.ok()) [[unlikely]]
-          return InstructionError(frames_.back(), pc, status);
-        if constexpr (kProfile) record(CallInstructionKind(callee.kind), func);
-        pc = operands + nargs;
+        if (callee.kind == FunctionKind::kCompiledKernel) {
+          if (Status status = CallKernelTarget(callee, operands, nargs, regs, pc[1]); !status.ok()) [[unlikely]]
+            return InstructionError(frames_.back(), pc, status);
+          if constexpr (kProfile) record(InstructionKind::kCallCompiledKernel, func);
+          pc = operands + nargs;
+          break;
+        }
+        if (callee.kind == FunctionKind::kDevice) {
+          if (Status status = LaunchDeviceTarget(callee, operands, nargs, regs, pc[1]); !status.ok()) [[unlikely]]
+            return InstructionError(frames_.back(), pc, status);
+          if constexpr (kProfile) record(InstructionKind::kCallDevice, func);
+          pc = operands + nargs;
+          break;
+        }
+        if (bounded) STRATA_RETURN_IF_ERROR(Step(pc));
+        STRATA_RETURN_IF_ERROR(PushFrame(*callee.function, pc, &regs));
+        pc = callee.function->dispatch_code.data();
+        if constexpr (kProfile) {
+          const int64_t call_start = start;
+          record(InstructionKind::kCallBytecode, func);
+          profiler->EnterBytecodeCall(static_cast<int32_t>(func), call_start);
+        }
         break;
       }
       case Opcode::kRet: {
