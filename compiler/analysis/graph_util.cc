@@ -7,6 +7,20 @@ namespace strata::analysis {
 
 using namespace graph;  // NOLINT: this file is all graph-level plumbing
 
+void BoundConstants::Record(const Binding& binding) {
+  if (binding.kind != BindingKind::kVarBinding) return;
+  if (const auto* c = binding.value.as<ConstantNode>()) constants_[binding.var.get()] = c->data.get();
+}
+
+const HostTensor* BoundConstants::Of(const Expr& e) const {
+  if (const auto* c = e.as<ConstantNode>()) return c->data.get();
+  if (const auto* v = e.as<VarNode>()) {
+    auto it = constants_.find(v);
+    if (it != constants_.end()) return it->second;
+  }
+  return nullptr;
+}
+
 bool IsOpCall(const CallNode* call, const char* name) {
   const auto* op = call ? call->op.as<OpNode>() : nullptr;
   return op && op->name == name;

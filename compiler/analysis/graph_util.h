@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -56,6 +57,20 @@ class NameSupply {
 // Every use of a variable inside `expr` (nested branches included), in visiting
 // order, with repeats.
 std::vector<const graph::VarNode*> VarsUsedIn(const Expr& expr);
+
+// The constants bound so far as a pass walks a function's bindings in order:
+// what an argument denotes when it is a constant, inline or through a
+// variable bound to one.
+class BoundConstants {
+ public:
+  // Remembers `binding` when it binds a variable to a constant.
+  void Record(const graph::Binding& binding);
+  // The constant `e` denotes, or null.
+  const graph::HostTensor* Of(const Expr& e) const;
+
+ private:
+  std::map<const graph::VarNode*, const graph::HostTensor*> constants_;
+};
 
 // Reserves the names of every parameter and bound variable of `func`.
 void ReserveNames(const graph::FunctionNode& func, NameSupply* names);

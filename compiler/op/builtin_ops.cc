@@ -47,6 +47,7 @@ const std::vector<FamilyPatterns>& Families() {
         {"argmin", P::kReduction}}},
       {&PadOps, P::kInjective, {}},
       {&ConvTransposeOps, P::kOutputFusable, {}},
+      {&DepthToSpaceOps, P::kInjective, {}},
       {&ResizeOps, P::kInjective, {}},
       // The blocked (NCHWc) layout's operators (ConvertToNchwc makes them).
       {&Conv2dNchwcOps, P::kOutputFusable, {}},

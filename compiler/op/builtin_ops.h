@@ -16,6 +16,7 @@ std::vector<OpDef> ManipulationOps();   // manipulation.cc: transpose, concat, s
 std::vector<OpDef> ReshapeOps();        // reshape.cc: reshape, flatten, expand_dims, squeeze
 std::vector<OpDef> ShapeValueOps();     // shape_values.cc: shape_to_tensor
 std::vector<OpDef> ConvTransposeOps();  // conv_transpose.cc: conv2d_transpose
+std::vector<OpDef> DepthToSpaceOps();   // depth_to_space.cc: depth_to_space, depth_to_space_nchwc
 std::vector<OpDef> PadOps();            // pad.cc: pad (constant, edge, reflect, wrap; symbolic widths)
 std::vector<OpDef> SelectionOps();      // selection.cc: topk, one_hot
 std::vector<OpDef> ResizeOps();         // resize.cc: resize2d (nearest, bilinear)

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/analysis/graph_util.h"
 #include "compiler/ir/arith/simplify.h"
 #include "compiler/ir/graph_visitor.h"
 #include "compiler/op/op_registry.h"
@@ -168,6 +169,7 @@ class NchwcConverter : public Normalizer {
 
   StatusOr<Function> Convert(const std::string& name, const Function& func) {
     escaping_ = EscapingVars().Find(func);
+    FindPhaseConvolutions(func);
     return NormalizeFunction(name, func);
   }
 
@@ -186,9 +188,7 @@ class NchwcConverter : public Normalizer {
   void RewriteBinding(const Binding& binding) override {
     const auto* call = binding.value.as<CallNode>();
     const auto* op = call ? call->op.as<OpNode>() : nullptr;
-    if (binding.kind == BindingKind::kVarBinding) {
-      if (const auto* c = binding.value.as<ConstantNode>()) constants_[binding.var.get()] = c->data.get();
-    }
+    constants_.Record(binding);
     if (op != nullptr && binding.kind == BindingKind::kVarBinding && !except_.count(op->name)) {
       std::optional<Blocked> result = Convert(binding, *call, op->name);
       if (failed()) return;
@@ -219,14 +219,7 @@ class NchwcConverter : public Normalizer {
   }
 
   // The constant an argument denotes (inline, or a variable bound to one).
-  const HostTensor* ConstantOf(const Expr& e) const {
-    if (const auto* c = e.as<ConstantNode>()) return c->data.get();
-    if (const auto* v = e.as<VarNode>()) {
-      auto it = constants_.find(v);
-      if (it != constants_.end()) return it->second;
-    }
-    return nullptr;
-  }
+  const HostTensor* ConstantOf(const Expr& e) const { return constants_.Of(e); }
   const Blocked* BlockedOf(const Expr& e) const {
     const auto* v = e.as<VarNode>();
     auto it = v ? blocked_.find(v) : blocked_.end();
@@ -247,6 +240,24 @@ class NchwcConverter : public Normalizer {
               block};
     if (const auto* v = x.as<VarNode>()) blocked_[v] = b;
     return b;
+  }
+
+  // The convolutions whose output a depth_to_space reads (the phases of a
+  // decomposed transposed convolution): their block must divide the channels
+  // per phase, so that depth_to_space_nchwc moves whole blocks.
+  void FindPhaseConvolutions(const Function& func) {
+    const auto* seq = func->body.as<SeqExprNode>();
+    if (seq == nullptr) return;
+    for (const BindingBlock& block : seq->blocks) {
+      for (const Binding& b : block.bindings) {
+        const auto* call = b.value.as<CallNode>();
+        const auto* op = call ? call->op.as<OpNode>() : nullptr;
+        const auto* input = op && op->name == "depth_to_space" ? call->args[0].as<VarNode>() : nullptr;
+        const TensorStructInfoNode* out = input ? TensorInfo(b.var) : nullptr;
+        if (out == nullptr || !out->shape || out->shape->size() != 4) continue;
+        if (std::optional<int64_t> depth = arith::AsConstant((*out->shape)[1])) phase_depth_[input] = *depth;
+      }
+    }
   }
 
   std::optional<Blocked> Convert(const Binding& binding, const CallNode& call, const std::string& name) {
@@ -292,6 +303,13 @@ class NchwcConverter : public Normalizer {
       return EmitBlocked(binding, "add", {x->var, Reshaped(*bias, {c / x->block, 1, 1, x->block})}, {}, x->block);
     }
     if (name == "concat" && oc.IntAttr("axis") % 4 == 1) return ConvertConcat(binding, call);
+    if (name == "depth_to_space" && x) {
+      const TensorStructInfoNode* out = TensorInfo(binding.var);
+      std::optional<int64_t> depth =
+          out && out->shape && out->shape->size() == 4 ? arith::AsConstant((*out->shape)[1]) : std::nullopt;
+      if (!depth || *depth % x->block != 0) return std::nullopt;
+      return EmitBlocked(binding, "depth_to_space_nchwc", {x->var}, call.attrs, x->block);
+    }
     const TensorStructInfoNode* out = TensorInfo(binding.var);
     if (def->pattern == op::OpPattern::kElementwise && call.args.size() == 1 && x) {
       return EmitBlocked(binding, name, {x->var}, call.attrs, x->block);
@@ -312,7 +330,8 @@ class NchwcConverter : public Normalizer {
     const int64_t o = w->shape[0], c = w->shape[1] * groups;
     ir::Attrs attrs = call.attrs;
     if (groups == 1) {
-      const int64_t ob = NchwcBlock(o, options_.max_block);
+      auto phase = phase_depth_.find(binding.var.get());
+      const int64_t ob = NchwcBlock(phase == phase_depth_.end() ? o : phase->second, options_.max_block);
       if (ob < kMinOutputBlock) return std::nullopt;
       // The input's block: the one it has, its own, or 1 (read in place).
       Expr xb;
@@ -414,7 +433,8 @@ class NchwcConverter : public Normalizer {
   const NchwcOptions& options_;
   const std::set<std::string>& except_;
   std::set<const VarNode*> escaping_;
-  std::map<const VarNode*, const HostTensor*> constants_;
+  std::map<const VarNode*, int64_t> phase_depth_;  // phase convolutions: the channels per phase
+  analysis::BoundConstants constants_;
   // By the original (pre-rewrite) var: its blocked form, and, while its plain
   // form has not been emitted, its original binding.
   std::map<const VarNode*, Blocked> blocked_;

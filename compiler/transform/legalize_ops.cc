@@ -10,6 +10,7 @@
 #include "compiler/ir/structural_equal.h"
 #include "compiler/op/kernel_builder.h"
 #include "compiler/transform/convert_to_nchwc.h"
+#include "compiler/transform/decompose_conv_transpose.h"
 #include "compiler/transform/normalize.h"
 #include "compiler/transform/pack_weights.h"
 #include "compiler/transform/pass.h"
@@ -119,6 +120,7 @@ class Legalizer : public Normalizer {
 StatusOr<ir::IRModule> LegalizeOps(ir::IRModule module, const LegalizeOptions& options) {
   std::set<std::string> overridden;
   for (const auto& [name, fn] : options.overrides) overridden.insert(name);
+  STRATA_ASSIGN_OR_RETURN(module, DecomposeConvTranspose(std::move(module), overridden));
   if (options.nchwc_layout) {
     STRATA_ASSIGN_OR_RETURN(module, ConvertToNchwc(std::move(module), options.nchwc, overridden));
   }

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/analysis/graph_util.h"
 #include "compiler/op/gemm_panels.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/normalize.h"
@@ -23,13 +24,8 @@ namespace {
 using namespace graph;  // NOLINT: a graph-level pass
 
 // The f32 matrix a weight argument denotes, if it is a constant.
-const HostTensor* ConstantMatrix(const Expr& e, const std::map<const VarNode*, const HostTensor*>& constants) {
-  const HostTensor* t = nullptr;
-  if (const auto* c = e.as<ConstantNode>()) t = c->data.get();
-  if (const auto* v = e.as<VarNode>()) {
-    auto it = constants.find(v);
-    if (it != constants.end()) t = it->second;
-  }
+const HostTensor* ConstantMatrix(const Expr& e, const analysis::BoundConstants& constants) {
+  const HostTensor* t = constants.Of(e);
   if (t == nullptr || t->dtype != DataType::F32() || t->shape.size() != 2) return nullptr;
   if (t->bytes.size() != static_cast<size_t>(t->shape[0] * t->shape[1]) * sizeof(float)) return nullptr;
   return t;
@@ -80,7 +76,7 @@ const CallNode* OpCall(const Expr& e, const char* name) {
 
 // The weight a matmul or dense binding value would have packed (f32 constant
 // weight, x of known rank, at least 2 for matmul; an f32 bias), or nullopt.
-std::optional<Weight> PackableWeight(const Expr& value, const std::map<const VarNode*, const HostTensor*>& constants,
+std::optional<Weight> PackableWeight(const Expr& value, const analysis::BoundConstants& constants,
                                      const std::set<std::string>& except) {
   const auto* call = value.as<CallNode>();
   const auto* op = call ? call->op.as<OpNode>() : nullptr;
@@ -118,14 +114,14 @@ bool TableIsColumnsOf(const HostTensor& table, const Weight& weight) {
 // (GPT-2's token embedding and LM head). Such a take reads the packed panels
 // instead, so the table is not stored twice.
 std::map<const HostTensor*, Weight> TiedTables(const Function& func, const std::set<std::string>& except) {
-  std::map<const VarNode*, const HostTensor*> constants;
+  analysis::BoundConstants constants;
   std::vector<const HostTensor*> tables;
   std::vector<Weight> weights;
   const auto* body = func->body.as<SeqExprNode>();
   if (body == nullptr) return {};
   for (const BindingBlock& block : body->blocks) {
     for (const Binding& binding : block.bindings) {
-      if (const auto* c = binding.value.as<ConstantNode>()) constants[binding.var.get()] = c->data.get();
+      constants.Record(binding);
       if (const CallNode* take = OpCall(binding.value, "take")) {
         const auto axis = take->attrs.find("axis");
         const HostTensor* t = take->args.size() == 2 ? ConstantMatrix(take->args[0], constants) : nullptr;
@@ -153,9 +149,7 @@ class WeightPacker : public Normalizer {
 
  protected:
   void RewriteBinding(const Binding& binding) override {
-    if (binding.kind == BindingKind::kVarBinding) {
-      if (const auto* c = binding.value.as<ConstantNode>()) constants_[binding.var.get()] = c->data.get();
-    }
+    constants_.Record(binding);
     if (const CallNode* take = OpCall(binding.value, "take")) {
       const HostTensor* t = take->args.size() == 2 ? ConstantMatrix(take->args[0], constants_) : nullptr;
       auto tied = t != nullptr ? tied_.find(t) : tied_.end();
@@ -191,7 +185,7 @@ class WeightPacker : public Normalizer {
 
   const std::set<std::string>& except_;
   std::map<const HostTensor*, Weight> tied_;
-  std::map<const VarNode*, const HostTensor*> constants_;
+  analysis::BoundConstants constants_;
   std::map<Weight, Expr> packed_;
   bool changed_ = false;
 };

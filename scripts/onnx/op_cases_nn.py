@@ -318,6 +318,27 @@ def _(rng):
                 inits={"W": w_normal(rng, (4, 3, 4)), "B": w_normal(rng, (3,))})
 
 
+# DecomposeConvTranspose's corners: one stride-1 convolution over the phases
+# plus depth_to_space, blocked (channels per phase divisible by 4, 8, 16) or
+# plain; kernels the stride divides and kernels it does not; output_padding
+# past the last phase row; pads of a whole stride or more; odd sizes.
+for _name, _cin, _cout, _k, _attrs in [
+    ("conv_transpose_k2s2_unet", 16, 16, (2, 2), {"strides": [2, 2]}),
+    ("conv_transpose_k4s2p1_c8", 12, 8, (4, 4), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ("conv_transpose_k3s3_outpad2", 16, 4, (3, 3), {"strides": [3, 3], "output_padding": [2, 2]}),
+    ("conv_transpose_k5s2_bigpads", 8, 16, (5, 5), {"strides": [2, 2], "pads": [3, 2, 4, 1],
+                                                     "output_padding": [1, 0]}),
+    ("conv_transpose_k3x2_s2x1", 6, 12, (3, 2), {"strides": [2, 1], "pads": [0, 1, 1, 0]}),
+    ("conv_transpose_k2s2_one_channel", 16, 1, (2, 2), {"strides": [2, 2]}),
+]:
+    def _make(rng, cin=_cin, cout=_cout, k=_k, attrs=_attrs):
+        return Case(None, None, [("x", F32, ("n", cin, "h", "w"))], [("y", F32, ("n", cout, None, None))],
+                    [node("ConvTranspose", ["x", "W", "B"], ["y"], name="deconv", **attrs)],
+                    [{"n": 1, "h": 3, "w": 5}, {"n": 2, "h": 5, "w": 4}, {"n": 1, "h": 7, "w": 6}],
+                    inits={"W": w_normal(rng, (cin, cout) + k), "B": w_normal(rng, (cout,))})
+    case(_name, f"ConvTranspose W ({_cin},{_cout},{_k[0]},{_k[1]}) + bias, {_attrs}: x (n,{_cin},h,w)")(_make)
+
+
 # --------------------------------------------------------------------------
 # Resize (the forms F.interpolate exports)
 # --------------------------------------------------------------------------

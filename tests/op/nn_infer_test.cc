@@ -247,6 +247,30 @@ TEST(NnInfer, ConvTransposeOutputIsAnExpressionOfTheInput) {
             "stride or the dilation");
 }
 
+TEST(NnInfer, DepthToSpaceInterleavesPhasesAndCrops) {
+  EXPECT_EQ(Infer("x: Tensor[(n, 16, h, w), f32]", "depth_to_space(x, blocks=[2, 2])"),
+            "Tensor[(n, 4, h * 2, w * 2), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 24, h, w), f32]", "depth_to_space(x, blocks=[3, 2], crop=[1, 0, 2, 1])"),
+            "Tensor[(n, 4, h * 3 - 3, w * 2 - 1), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4, h, w, 4), f32]", "depth_to_space_nchwc(x, blocks=[2, 2], crop=[1, 1, 1, 1])"),
+            "Tensor[(n, 1, h * 2 - 2, w * 2 - 2, 4), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 6, h, w), f32]", "depth_to_space(x, blocks=[2, 2])"),
+            "error: function 'main', binding 'y': depth_to_space: the 6 channels of x: Tensor[(n, 6, h, w), f32] are "
+            "not divisible by blocks 2 x 2");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4, 2, w), f32]", "depth_to_space(x, blocks=[2, 2], crop=[2, 0, 2, 0])"),
+            "error: function 'main', binding 'y': depth_to_space: the crop [2, 0, 2, 0] leaves 0 rows of x: "
+            "Tensor[(n, 4, 2, w), f32]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4, h, w), f32]", "depth_to_space(x, blocks=[2, 0])"),
+            "error: function 'main', binding 'y': depth_to_space: attribute 'blocks' must be 2 positive values "
+            "(rows, columns), got [2, 0]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4, h, w), f32]", "depth_to_space(x, blocks=[2, 2], crop=[0, -1, 0, 0])"),
+            "error: function 'main', binding 'y': depth_to_space: attribute 'crop' must be 4 non-negative values "
+            "(top, left, bottom, right), got [0, -1, 0, 0]");
+  EXPECT_EQ(Infer("x: Tensor[(n, 4, h, w), f32]", "depth_to_space_nchwc(x, blocks=[2, 2])"),
+            "error: function 'main', binding 'y': depth_to_space_nchwc: x: Tensor[(n, 4, h, w), f32] must be 5-D "
+            "(N, C / block, H, W, block)");
+}
+
 TEST(NnInfer, Resize2dTakesASymbolicSize) {
   EXPECT_EQ(Infer("x: Tensor[(n, 3, h, w), f32]", "resize2d(x, shape(h * 2, w // 2), method=\"linear\")"),
             "Tensor[(n, 3, h * 2, w // 2), f32]");
