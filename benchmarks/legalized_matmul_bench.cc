@@ -23,6 +23,10 @@
 //                                  framework caches them (OpenBLAS has no such form: it packs
 //                                  per call)
 // The library rows time the libraries themselves.
+//
+// --shapes=MxKxN,MxKxN,... replaces the default problems (every operator gets
+// them), for sweeps of the uneven sizes models meet at run time:
+//   legalized_matmul_bench --shapes=33x800x500,59x800x500,64x800x500 --benchmark_filter=Packed
 #include <algorithm>
 #include <cblas.h>
 #include <chrono>
@@ -284,12 +288,48 @@ void BM_Gemm(benchmark::State& state, Op op, Variant variant) {
 }  // namespace
 }  // namespace strata::bench
 
+namespace {
+
+// The problems of --shapes=MxKxN,... (removed from argv), or none when absent.
+struct GemmShape {
+  int64_t m, k, n;
+};
+std::vector<GemmShape> TakeShapesFlag(int* argc, char** argv) {
+  std::vector<GemmShape> shapes;
+  const std::string flag = "--shapes=";
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(flag, 0) != 0) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    size_t at = flag.size();
+    while (at < arg.size()) {
+      size_t end = arg.find(',', at);
+      if (end == std::string::npos) end = arg.size();
+      GemmShape s{};
+      char tail = 0;
+      if (std::sscanf(arg.substr(at, end - at).c_str(), "%ldx%ldx%ld%c", &s.m, &s.k, &s.n, &tail) != 3 || s.m <= 0 ||
+          s.k <= 0 || s.n <= 0) {
+        std::fprintf(stderr, "--shapes: '%s' is not MxKxN with positive sizes\n", arg.substr(at, end - at).c_str());
+        std::exit(2);
+      }
+      shapes.push_back(s);
+      at = end + 1;
+    }
+  }
+  *argc = kept;
+  return shapes;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using strata::bench::Op;
   using strata::bench::Variant;
-  struct Shape {
-    int64_t m, k, n;
-  };
+  using Shape = GemmShape;
+  const std::vector<Shape> requested = TakeShapesFlag(&argc, argv);
   // Square problems; a layer at batch 1 and 16 (the targets); BERT-base
   // at sequence 128 and GPT-2 at sequence 64 (with its 50257-word LM head).
   const std::vector<Shape> square = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
@@ -301,10 +341,14 @@ int main(int argc, char** argv) {
     for (const auto& [variant_name, variant] : variants) {
       auto* bench = benchmark::RegisterBenchmark((std::string(strata::bench::OpName(op)) + "/" + variant_name).c_str(),
                                                  strata::bench::BM_Gemm, op, variant);
-      for (const Shape& s : square) bench->Args({s.m, s.k, s.n});
-      if (op == Op::kMatmul) bench->Args({1, 1024, 1024})->Args({16, 1024, 1024});
-      if (op != Op::kMatmul) {
-        for (const Shape& s : layers) bench->Args({s.m, s.k, s.n});
+      if (!requested.empty()) {
+        for (const Shape& s : requested) bench->Args({s.m, s.k, s.n});
+      } else {
+        for (const Shape& s : square) bench->Args({s.m, s.k, s.n});
+        if (op == Op::kMatmul) bench->Args({1, 1024, 1024})->Args({16, 1024, 1024});
+        if (op != Op::kMatmul) {
+          for (const Shape& s : layers) bench->Args({s.m, s.k, s.n});
+        }
       }
       bench->ArgNames({"m", "k", "n"})->Unit(benchmark::kMicrosecond)->UseRealTime();
     }

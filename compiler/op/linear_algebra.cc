@@ -251,7 +251,8 @@ std::vector<PrimExpr> Unflatten(PrimExpr flat, const std::vector<PrimExpr>& dims
 // kBlockRows x kBlockCols outputs is one parallel task; its partial sums live
 // in a local buffer across the slices.
 constexpr int64_t kRowTile = 12;
-// The rows a block has past its whole register tiles go through tiles this tall.
+// The rows a block has past its whole register tiles go through one tile of
+// this height or twice it, or one more kRowTile tile.
 constexpr int64_t kRemainderRows = 4;
 constexpr int64_t kColTile = kGemmPanelWidth;
 // The deepest slice: 256 when the kernel packs b per slice (the block's panels,
@@ -512,16 +513,27 @@ Stmt GemmKernel(const Gemm& g) {
                              Let(jj, j0 + jt * kColTile, tir::SeqStmtNode::make({zero, update, store})));
     return Let(ii, first, tir::SeqStmtNode::make({copy_a, per_col_tile}));
   };
-  // Whole tiles of kRowTile rows, then the block's last rows in tiles of
-  // kRemainderRows: 64 rows are 5 x 12 + 4, not 6 x 12 with 8 rows of padding
-  // (11% of the FMAs of a 64-row GEMM).
-  tir::Var it2("it");
+  // Whole tiles of kRowTile rows, then the block's last rows in one tile of
+  // the smallest height that holds them: 9-11 rows one more kRowTile tile
+  // (rows past M are clamped reads and are not stored), 5-8 rows a tile of
+  // 2 * kRemainderRows, 1-4 rows one of kRemainderRows. 64 rows are 5 x 12 +
+  // 4, not 6 x 12 with 8 rows of padding (11% of the FMAs of a 64-row GEMM),
+  // and 33 rows are 3 x 12 with three rows of padding rather than 2 x 12 and
+  // three 4-row tiles, whose 8 accumulators keep the FMA pipes half as busy
+  // as a 24-accumulator tile's (33 x 800 x 500: 0.67 of oneDNN with 4-row tails).
+  tir::Var rest("rest");
   const PrimExpr block_m = tir::Min(block_rows, M - i0);
-  const PrimExpr whole_tiles = tir::FloorDiv(block_m, kRowTile);
+  const PrimExpr whole_tiles = tir::FloorDiv(block_m + (kRowTile - 2 * kRemainderRows - 1), kRowTile);
+  const PrimExpr tail_first = i0 + whole_tiles * kRowTile;
+  auto greater = [](const PrimExpr& a, int64_t b) {
+    return tir::BinaryOpNode::make(PrimExprKind::kGT, a, PrimExpr(b));
+  };
+  Stmt tail = tir::IfThenElseNode::make(
+      greater(rest, kRemainderRows), make_tile(2 * kRemainderRows, tail_first),
+      tir::IfThenElseNode::make(greater(rest, 0), make_tile(kRemainderRows, tail_first), tir::SeqStmtNode::make({})));
   Stmt row_tiles =
       tir::SeqStmtNode::make({Loop(it, whole_tiles, ForKind::kSerial, make_tile(kRowTile, i0 + it * kRowTile)),
-                              Loop(it2, CeilDiv(block_m - whole_tiles * kRowTile, kRemainderRows), ForKind::kSerial,
-                                   make_tile(kRemainderRows, i0 + whole_tiles * kRowTile + it2 * kRemainderRows))});
+                              Let(rest, block_m - whole_tiles * kRowTile, tail)});
 
   // Slices of equal depth (a multiple of 16, so that each starts on a cache
   // line): K = 768 is 2 x 384 rather than 512 + 256.
