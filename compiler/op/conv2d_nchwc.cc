@@ -24,6 +24,7 @@
 // rows are first copied with their padding as zeros, so that no tile checks
 // its taps at run time.
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
@@ -262,7 +263,97 @@ struct NchwcConv {
     }
     return tir::AllocateNode::make(acc, Seq(std::move(stmts)));
   }
+
+  // The register tile of a pointwise convolution (1x1, stride 1, no padding)
+  // at the rw output pixels from q0 in row-major order over the whole image
+  // (`pixels` = OH * OW = H * W), crossing row ends. An image row's pixels
+  // follow the previous row's in memory within a channel block, so pixel q of
+  // block cb is read as row 0, column q: one base address and constant
+  // offsets, as in a row's tiles. In the image's last tile (kLast) positions
+  // past the image read the last pixel and are not stored. The stores take
+  // each position's row and column (from the tile's first, h0 and w0: the
+  // next columns of the row (kInRow), or a step per position that wraps at
+  // the row's end), so that fused epilogues index their operands as usual.
+  enum class PixelRun { kInRow, kAcrossRows, kLast };
+  tir::Stmt PointwiseTile(const PrimExpr& n, const PrimExpr& og, const PrimExpr& q0, const PrimExpr& h0,
+                          const PrimExpr& w0, const PrimExpr& pixels, PixelRun run) const {
+    const bool last = run == PixelRun::kLast;
+    std::vector<PrimExpr> rows, cols;
+    std::vector<std::pair<tir::Var, PrimExpr>> lets;
+    auto bind = [&](const std::string& name, const PrimExpr& value) {
+      tir::Var v(name);
+      lets.emplace_back(v, value);
+      return PrimExpr(v);
+    };
+    for (int64_t p = 0; p < rw; ++p) {
+      const std::string id = std::to_string(p);
+      if (p == 0 || run == PixelRun::kInRow) {
+        rows.push_back(h0);
+        cols.push_back(S(w0 + p));
+        continue;
+      }
+      const PrimExpr wraps = Eq(cols[p - 1] + 1, out_w);
+      rows.push_back(bind("h" + id, tir::SelectNode::make(wraps, rows[p - 1] + 1, rows[p - 1])));
+      cols.push_back(bind("w" + id, tir::SelectNode::make(wraps, PrimExpr(0), cols[p - 1] + 1)));
+    }
+    std::vector<tir::Stmt> stmts;
+    stmts.push_back(Loop("p", 0, rw, ForKind::kUnrolled, [&](const PrimExpr& p) {
+      return Loop("l", 0, lanes, ForKind::kVectorized, [&](const PrimExpr& l) {
+        return Store(acc, {p, l}, Float(dt, 0));
+      });
+    }));
+    auto step = [&](const PrimExpr& cb, const PrimExpr& i) {
+      std::vector<std::pair<tir::Var, PrimExpr>> broadcasts;
+      for (int64_t p = 0; p < rw; ++p) {
+        const PrimExpr q = last ? S(tir::Min(q0 + p, pixels - 1)) : S(q0 + p);
+        broadcasts.emplace_back(tir::Var("xv", dt), XAt(n, cb, 0, q, i));
+      }
+      tir::Stmt body = Loop("l", 0, lanes, ForKind::kVectorized, [&](const PrimExpr& l) {
+        std::vector<tir::Stmt> updates;
+        for (int64_t p = 0; p < rw; ++p) {
+          updates.push_back(
+              Store(acc, {p, l}, Load(acc, {p, l}) + broadcasts[p].first * Load(w, {og, cb, 0, 0, i, l})));
+        }
+        return Seq(std::move(updates));
+      });
+      for (size_t k = broadcasts.size(); k-- > 0;) body = Let(broadcasts[k].first, broadcasts[k].second, body);
+      return body;
+    };
+    stmts.push_back(Loop("cb", 0, in_blocks, ForKind::kSerial, [&](const PrimExpr& cb) {
+      if (ib == 1) return step(cb, 0);
+      return Loop("i", 0, ib, ForKind::kSerial, [&](const PrimExpr& i) { return step(cb, i); });
+    }));
+    const int64_t parts = lanes / out_block;
+    for (int64_t p = 0; p < rw; ++p) {
+      std::vector<tir::Stmt> stores;
+      for (int64_t t = 0; t < parts; ++t) {
+        stores.push_back(Loop("l", 0, out_block, ForKind::kVectorized, [&](const PrimExpr& l) {
+          return Store(y, {n, og * parts + t, rows[p], cols[p], l}, Load(acc, {p, l + t * out_block}));
+        }));
+      }
+      tir::Stmt store = Seq(std::move(stores));
+      stmts.push_back(last ? tir::IfThenElseNode::make(S(Lt(q0 + p, pixels)), store) : store);
+    }
+    tir::Stmt body = tir::AllocateNode::make(acc, Seq(std::move(stmts)));
+    for (size_t k = lets.size(); k-- > 0;) body = Let(lets[k].first, lets[k].second, body);
+    return body;
+  }
 };
+
+constexpr int64_t kPointwiseTilesPerTask = 4;
+// Rows narrower than this many tiles run flattened.
+constexpr int64_t kRowTilesToFlatten = 4;
+
+// Whether a convolution is pointwise (1x1 kernel, stride 1, no padding, not
+// depthwise) with a symbolic output width: its pixels then run as one
+// row-major sequence in whole tiles, as a GEMM over the image (PointwiseTile).
+// Row by row, a width the tile does not divide (7, 14, 28 with tiles of 9)
+// wasted up to a fifth of each row's positions in a checked border tile.
+bool FlattensPixels(const NchwcConv& c) {
+  return !c.depthwise && Const(c.kh_n) == 1 && Const(c.kw_n) == 1 && c.win.strides == std::array<int64_t, 2>{1, 1} &&
+         c.win.pad_before(0) == 0 && c.win.pad_before(1) == 0 && c.win.pad_after(0) == 0 && c.win.pad_after(1) == 0 &&
+         !Const(c.out_w);
+}
 
 StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   NchwcConv c;
@@ -295,6 +386,44 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   const PrimExpr x_channels = S(c.x_blocked ? c.x->shape[1] * c.ib : c.x->shape[1]);
   CheckAtRunTime(&stmts, Eq(x_channels, c.depthwise ? S(groups_of_lanes * c.lanes) : S(c.in_blocks * c.w->shape[4])),
                  "channels of x (" + DimText(x_channels) + ") must match the weight of conv2d_nchwc");
+
+  // Pointwise convolutions over short rows run over the image's pixels as one
+  // sequence; rows of several tiles keep the row-by-row schedule, whose tiles
+  // need no per-tile position arithmetic (measured 1.2x faster at 112 x 112
+  // with 16 input channels, where a tile's reduction is short).
+  tir::Stmt flattened;
+  if (FlattensPixels(c)) {
+    const PrimExpr pixels = S(out_h * out_w);
+    const PrimExpr tiles = CeilDiv(pixels, c.rw);
+    // kPointwiseTilesPerTask consecutive tiles per task: the first tile's
+    // row and column take a division, each next one a step (one wrap at most
+    // when the row holds a tile; a division again when it does not).
+    const PrimExpr chunks = CeilDiv(tiles, kPointwiseTilesPerTask);
+    flattened = ParallelOver("t", {n_img, groups_of_lanes, chunks}, [&](const Index& t) {
+      using Run = NchwcConv::PixelRun;
+      const tir::Buffer pos = KernelBuilder::Local("pos", DataType::I64(), {2});
+      tir::Var q_first("q_first"), g("g"), q0("q0"), h0("h0"), w0("w0");
+      auto tile = [&](Run run) { return c.PointwiseTile(t[0], t[1], q0, h0, w0, pixels, run); };
+      auto at_most = [](const PrimExpr& a, const PrimExpr& b) { return S(Bin(tir::PrimExprKind::kLE, a, b)); };
+      tir::Stmt compute = tir::IfThenElseNode::make(
+          at_most(w0 + c.rw, out_w), tile(Run::kInRow),
+          tir::IfThenElseNode::make(at_most(q0 + c.rw, pixels), tile(Run::kAcrossRows), tile(Run::kLast)));
+      const PrimExpr next_w = S(w0 + c.rw), wraps = S(Ge(next_w, out_w));
+      tir::Stmt step = tir::IfThenElseNode::make(
+          at_most(PrimExpr(c.rw), out_w),
+          Seq({Store(pos, {0}, tir::SelectNode::make(wraps, h0 + 1, h0)),
+               Store(pos, {1}, tir::SelectNode::make(wraps, next_w - out_w, next_w))}),
+          Seq({Store(pos, {0}, tir::FloorDiv(q0 + c.rw, out_w)), Store(pos, {1}, tir::FloorMod(q0 + c.rw, out_w))}));
+      tir::Stmt per_tile =
+          Let(q0, S(q_first + g * c.rw), Let(h0, Load(pos, {0}), Let(w0, Load(pos, {1}), Seq({compute, step}))));
+      tir::Stmt tiles_loop =
+          tir::ForNode::make(g, 0, S(tir::Min(PrimExpr(kPointwiseTilesPerTask), tiles - t[2] * kPointwiseTilesPerTask)),
+                             ForKind::kSerial, per_tile);
+      return Let(q_first, S(t[2] * (kPointwiseTilesPerTask * c.rw)),
+                 tir::AllocateNode::make(pos, Seq({Store(pos, {0}, tir::FloorDiv(q_first, out_w)),
+                                                   Store(pos, {1}, tir::FloorMod(q_first, out_w)), tiles_loop})));
+    });
+  }
 
   // Tiles [t_lo, t_hi) of a row read only inside it and end inside the output.
   const int64_t rw = c.rw;
@@ -367,6 +496,8 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   });
   if (c.xp != nullptr) {
     stmts.push_back(tir::AllocateNode::make(c.xp, Seq({pad_copy, compute})));
+  } else if (flattened.defined()) {
+    stmts.push_back(tir::IfThenElseNode::make(S(Lt(out_w, kRowTilesToFlatten * rw)), flattened, compute));
   } else {
     stmts.push_back(compute);
   }

@@ -119,19 +119,19 @@ TEST(CodegenIntrinsics, PowMatchesStd) {
   }
 }
 
-// exp below log(FLT_MIN) is 0 (its exact value is subnormal or 0): such
-// arguments never reach the vector exp, which runs a scalar path for a whole
-// vector when a lane is out of its range. NaN stays NaN, overflow stays inf,
-// and arguments just inside the range keep their exact value.
-TEST(CodegenIntrinsics, ExpFlushesUnderflowToZeroAndKeepsTheRest) {
+// exp below log(FLT_MIN) is 0 (its exact value is subnormal or 0) and above
+// log(FLT_MAX) +inf: such arguments never reach the vector exp, which runs a
+// scalar path for a whole vector when a lane is out of its range. NaN stays
+// NaN, and arguments just inside the range keep their exact value.
+TEST(CodegenIntrinsics, ExpFlushesUnderflowToZeroOverflowToInfinityAndKeepsTheRest) {
   auto f = [](PrimExpr x) { return tir::CallNode::make(Intrinsic::kExp, {x}); };
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> input = {-inf,         -std::numeric_limits<float>::max(),
                                     -1000.0f,     -100.0f,
                                     -87.4f,       -87.3f,
                                     -20.0f,       0.0f,
-                                    1.0f,         88.0f,
-                                    89.0f,        inf,
+                                    1.0f,         88.7f,
+                                    88.8f,        inf,
                                     std::nanf("")};
   std::vector<float> out32 = RunElementwise<float, float>(MakeElementwise(DataType::F32(), f), input);
   ASSERT_EQ(out32.size(), input.size());
@@ -144,7 +144,7 @@ TEST(CodegenIntrinsics, ExpFlushesUnderflowToZeroAndKeepsTheRest) {
   EXPECT_EQ(out32[10], inf);
   EXPECT_EQ(out32[11], inf);
   EXPECT_TRUE(std::isnan(out32.back()));
-  const std::vector<double> input64 = {-inf, -800.0, -708.5, -708.0, -1.0, 710.0, std::nan("")};
+  const std::vector<double> input64 = {-inf, -800.0, -708.5, -708.0, -1.0, 710.0, std::nan(""), 709.7};
   std::vector<double> out64 = RunElementwise<double, double>(MakeElementwise(DataType::F64(), f), input64);
   ASSERT_EQ(out64.size(), input64.size());
   EXPECT_EQ(out64[0], 0.0);
@@ -154,6 +154,7 @@ TEST(CodegenIntrinsics, ExpFlushesUnderflowToZeroAndKeepsTheRest) {
   EXPECT_NEAR(out64[4], std::exp(-1.0), 1e-15);
   EXPECT_EQ(out64[5], std::numeric_limits<double>::infinity());
   EXPECT_TRUE(std::isnan(out64[6]));
+  EXPECT_NEAR(out64[7], std::exp(709.7), 1e-12 * std::exp(709.7));
 }
 
 // ONNX Round and numpy round halves to the even neighbour, not away from zero.

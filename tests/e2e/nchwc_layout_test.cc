@@ -2,7 +2,9 @@
 // convolutional network with constant weights, compiled with the layout
 // (strata compile's default) and without it (--no-nchwc: the NCHW kernels that
 // tests/fixtures/ops checks against numpy), run at symbolic batch and image
-// sizes 1, 7, 13 and widths that are not multiples of any tile or block; both
+// sizes 1, 7, 13 and widths that are not multiples of any tile or block (a
+// symbolic width under four tiles runs a 1x1 layer over the image's pixels as one
+// sequence, 61 row by row); both
 // builds must agree. The network has a 3-channel stem read in place, blocks of
 // 8 with 24-lane weights (three output blocks per register tile), a strided
 // depthwise layer, a 1x1 layer, a per-channel constant multiply, hard_swish,
@@ -153,7 +155,7 @@ TEST(NchwcLayout, AgreesWithTheNchwKernelsAtOddAndSymbolicSizes) {
       has_blocked_conv |= symbol.find("conv2d_nchwc") != std::string::npos;
   }
   EXPECT_TRUE(has_blocked_conv);
-  const int64_t sizes[][3] = {{1, 1, 1}, {2, 7, 7}, {1, 13, 9}, {2, 16, 23}, {1, 29, 13}};
+  const int64_t sizes[][3] = {{1, 1, 1}, {2, 7, 7}, {1, 13, 9}, {2, 16, 23}, {1, 29, 13}, {1, 6, 61}};
   uint32_t seed = 100;
   for (const auto& s : sizes) {
     SCOPED_TRACE("n=" + std::to_string(s[0]) + " h=" + std::to_string(s[1]) + " w=" + std::to_string(s[2]));
