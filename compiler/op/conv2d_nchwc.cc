@@ -148,14 +148,15 @@ int64_t TileWidth(int64_t lanes, const PrimExpr& out_w) {
   return best;
 }
 
-// The tile widths a kernel chooses among at run time: the widest alone for a
-// constant output width (TileWidth fitted it); for a symbolic one also 7,
-// which divides the rows of 7, 14, 28, 56, 112 and 224 positions of the
-// usual image sizes. (A third candidate, one position narrower than the
-// widest, took ResNet-18's compile from 3.9 to 9.9 s.)
-std::vector<int64_t> TileWidthCandidates(int64_t widest, const PrimExpr& out_w) {
-  if (Const(out_w) || widest <= 7) return {widest};
-  return {widest, 7};
+// The second tile width a kernel with a symbolic output width may choose at
+// run time: 7, which divides the rows of 7, 14, 28, 56, 112 and 224
+// positions of the usual image sizes. None for a constant width (TileWidth
+// fitted the tile to it) or a widest tile of 7 or less. (A third candidate,
+// one position narrower than the widest, took ResNet-18's compile from 3.9
+// to 9.9 s.)
+std::optional<int64_t> NarrowTileWidth(int64_t widest, const PrimExpr& out_w) {
+  if (Const(out_w) || widest <= 7) return std::nullopt;
+  return 7;
 }
 
 struct NchwcConv {
@@ -386,7 +387,7 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   c.kw_n = c.w->shape[3];
   c.rw = TileWidth(c.lanes, c.out_w);
   c.acc = KernelBuilder::Local("acc", c.dt, {c.rw, c.lanes});
-  const std::vector<int64_t> widths = TileWidthCandidates(c.rw, c.out_w);
+  const std::optional<int64_t> narrow = NarrowTileWidth(c.rw, c.out_w);
   const auto [sh, sw] = c.win.strides;
   const auto [dh, dw] = c.win.dilation;
   const int64_t pt = c.win.pad_before(0), pl = c.win.pad_before(1);
@@ -440,13 +441,12 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   // slower on a small image), so the rows are first copied with their column
   // padding as zeros, wide enough for the last tile's extra positions, and
   // every tile but a partial last one runs unchecked.
-  const int64_t widest = *std::max_element(widths.begin(), widths.end());
   tir::Stmt pad_copy;
   if (!Const(c.width) && (pl > 0 || c.win.pad_after(1) > 0)) {
     const PrimExpr x_blocks = c.x->shape[1];
-    // Wide enough for the last tile of any candidate width: its positions end
-    // before out_w + widest - 1.
-    const PrimExpr padded_w = S((out_w + widest - 2) * sw + (c.kw_n - 1) * dw + 1);
+    // Wide enough for the last tile of either tile width: its positions end
+    // before out_w + c.rw - 1.
+    const PrimExpr padded_w = S((out_w + c.rw - 2) * sw + (c.kw_n - 1) * dw + 1);
     c.xp = KernelBuilder::Local("Xp", c.dt, {n_img, x_blocks, c.height, padded_w, c.ib});
     const PrimExpr lo = S(tir::Min(PrimExpr(pl), padded_w));
     const PrimExpr hi = S(tir::Max(tir::Min(c.width + pl, padded_w), lo));
@@ -513,27 +513,17 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
     });
   };
 
-  // With a symbolic width the tile width is chosen at run time, among
-  // `widths`, as the one that wastes the fewest positions in the row's last
-  // tile (ties to the wider): ResNet's 7-, 14- and 28-wide rows in tiles of 9
-  // computed 9 positions for every 7 (a 224 x 224 image 1.4x slower than with
-  // the width a constant).
-  tir::Stmt compute;
-  for (size_t k = widths.size(); k-- > 0;) {
+  // With a symbolic width the tile width is chosen at run time: the narrow
+  // one when it wastes fewer positions in the row's last tile. ResNet's 7-,
+  // 14- and 28-wide rows in tiles of 9 computed 9 positions for every 7 (a
+  // 224 x 224 image 1.4x slower than with the width a constant).
+  tir::Stmt compute = row_schedule(c);
+  if (narrow) {
     NchwcConv cv = c;
-    cv.rw = widths[k];
+    cv.rw = *narrow;
     cv.acc = KernelBuilder::Local("acc", c.dt, {cv.rw, c.lanes});
-    tir::Stmt schedule = row_schedule(cv);
-    if (!compute.defined()) {
-      compute = schedule;
-      continue;
-    }
-    // widths[k] wastes no more than every later (narrower) candidate.
-    std::vector<PrimExpr> best;
     auto waste = [&](int64_t w) { return S(CeilDiv(out_w, w) * w - out_w); };
-    for (size_t j = k + 1; j < widths.size(); ++j)
-      best.push_back(Bin(tir::PrimExprKind::kLE, waste(widths[k]), waste(widths[j])));
-    compute = tir::IfThenElseNode::make(S(AllOf(best)), schedule, compute);
+    compute = tir::IfThenElseNode::make(S(Lt(waste(cv.rw), waste(c.rw))), row_schedule(cv), compute);
   }
   if (c.xp != nullptr) {
     stmts.push_back(tir::AllocateNode::make(c.xp, Seq({pad_copy, compute})));

@@ -66,6 +66,13 @@ const TensorStructInfoNode* TensorInfo(const Expr& e) {
   return e->struct_info.defined() ? e->struct_info.as<TensorStructInfoNode>() : nullptr;
 }
 
+// The channels (dimension 1) of a 4-D tensor value when they are a constant.
+std::optional<int64_t> ConstantChannels(const Expr& e) {
+  const TensorStructInfoNode* t = TensorInfo(e);
+  if (t == nullptr || !t->shape || t->shape->size() != 4) return std::nullopt;
+  return arith::AsConstant((*t->shape)[1]);
+}
+
 std::shared_ptr<HostTensor> NewF32(std::vector<int64_t> shape) {
   auto t = std::make_shared<HostTensor>();
   t->dtype = DataType::F32();
@@ -253,9 +260,8 @@ class NchwcConverter : public Normalizer {
         const auto* call = b.value.as<CallNode>();
         const auto* op = call ? call->op.as<OpNode>() : nullptr;
         const auto* input = op && op->name == "depth_to_space" ? call->args[0].as<VarNode>() : nullptr;
-        const TensorStructInfoNode* out = input ? TensorInfo(b.var) : nullptr;
-        if (out == nullptr || !out->shape || out->shape->size() != 4) continue;
-        if (std::optional<int64_t> depth = arith::AsConstant((*out->shape)[1])) phase_depth_[input] = *depth;
+        if (input == nullptr) continue;
+        if (std::optional<int64_t> depth = ConstantChannels(b.var)) phase_depth_[input] = *depth;
       }
     }
   }
@@ -304,9 +310,7 @@ class NchwcConverter : public Normalizer {
     }
     if (name == "concat" && oc.IntAttr("axis") % 4 == 1) return ConvertConcat(binding, call);
     if (name == "depth_to_space" && x) {
-      const TensorStructInfoNode* out = TensorInfo(binding.var);
-      std::optional<int64_t> depth =
-          out && out->shape && out->shape->size() == 4 ? arith::AsConstant((*out->shape)[1]) : std::nullopt;
+      std::optional<int64_t> depth = ConstantChannels(binding.var);
       if (!depth || *depth % x->block != 0) return std::nullopt;
       return EmitBlocked(binding, "depth_to_space_nchwc", {x->var}, call.attrs, x->block);
     }
