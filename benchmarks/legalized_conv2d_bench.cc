@@ -1,7 +1,8 @@
 // What Strata's convolution kernels cost against oneDNN, layer by layer.
 //
 // The layers are those of ResNet-18 and MobileNetV3-Small at batch 1, 224x224
-// (3x3, 1x1, strided, depthwise and the stems). Variants:
+// (3x3, 1x1, strided, depthwise and the stems), and some at odd image sizes.
+// Variants:
 //   OneDNNBlocked  convolution_forward, f32, with input, weights and output in
 //                  the blocked layouts the primitive prefers (no reorders
 //                  timed): the baseline, the library at its best
@@ -69,6 +70,11 @@ constexpr ConvShape kShapes[] = {
     {"mnv3_1x1_72to24x28", 1, 72, 28, 28, 24, 1, 1, 1, 0, 1},
     {"mnv3_dw5x5_240x14", 1, 240, 14, 14, 240, 5, 5, 1, 2, 240},
     {"mnv3_1x1_96to576x7", 1, 96, 7, 7, 576, 1, 1, 1, 0, 1},
+    // Odd image sizes (MobileNetV3 and EfficientNet at 193 px, ResNet at 180).
+    {"odd_dw3x3s2_16x97", 1, 16, 97, 97, 16, 3, 3, 2, 1, 16},
+    {"odd_dw3x3_96x49", 1, 96, 49, 49, 96, 3, 3, 1, 1, 96},
+    {"odd_dw5x5_240x13", 1, 240, 13, 13, 240, 5, 5, 1, 2, 240},
+    {"odd_3x3_64x45", 1, 64, 45, 45, 64, 3, 3, 1, 1, 1},
 };
 
 // A row-major f32 tensor of any rank, filled with values in [-1, 1).
@@ -168,9 +174,10 @@ struct NchwcBlocks {
   bool plain_input;
 };
 
-StrataKernel BlockedConv(const ConvShape& s, const NchwcBlocks& b) {
-  const std::string x_type = b.plain_input ? Dims({"n", Num(s.c), Num(s.h), Num(s.w)})
-                                           : Dims({"n", Num(s.c / b.ib), Num(s.h), Num(s.w), Num(b.ib)});
+StrataKernel BlockedConv(const ConvShape& s, const NchwcBlocks& b, bool symbolic_image) {
+  const std::string h = symbolic_image ? "h" : Num(s.h), w = symbolic_image ? "w" : Num(s.w);
+  const std::string x_type =
+      b.plain_input ? Dims({"n", Num(s.c), h, w}) : Dims({"n", Num(s.c / b.ib), h, w, Num(b.ib)});
   const bool dw = s.groups > 1;
   const std::string w_type =
       Dims({Num(s.o / b.lanes), Num(dw ? 1 : s.c / b.ib), Num(s.kh), Num(s.kw), Num(dw ? 1 : b.ib), Num(b.lanes)});
@@ -279,7 +286,7 @@ void ExpectSame(const std::vector<float>& actual, const std::vector<float>& expe
   }
 }
 
-enum class Variant { kOneDnnBlocked, kStrataNchwc, kOneDnn, kStrata };
+enum class Variant { kOneDnnBlocked, kStrataNchwc, kStrataNchwcDynamic, kOneDnn, kStrata };
 
 // Inputs, oneDNN's output and the baseline's time, per shape.
 struct Fixture {
@@ -317,9 +324,9 @@ void BM_Conv2d(benchmark::State& state, const ConvShape& s, Variant variant) {
   if (variant == Variant::kStrata) {
     strata = std::make_unique<StrataKernel>(PlainConv(s));
     run = [&] { strata->Run(f.x, f.w, &y); };
-  } else if (variant == Variant::kStrataNchwc) {
+  } else if (variant == Variant::kStrataNchwc || variant == Variant::kStrataNchwcDynamic) {
     const NchwcBlocks b(s);
-    strata = std::make_unique<StrataKernel>(BlockedConv(s, b));
+    strata = std::make_unique<StrataKernel>(BlockedConv(s, b, variant == Variant::kStrataNchwcDynamic));
     xb = std::make_unique<HostTensor>(b.plain_input ? f.x : Block(f.x, b.ib));
     wb = std::make_unique<HostTensor>(PackWeight(f.w, s.groups > 1 ? 1 : b.ib, b.lanes));
     yb = std::make_unique<HostTensor>(std::vector<int64_t>{s.n, s.o / b.ob, s.out_h(), s.out_w(), b.ob}, 4);
@@ -352,6 +359,7 @@ int main(int argc, char** argv) {
   using strata::bench::Variant;
   const std::pair<const char*, Variant> variants[] = {{"OneDNNBlocked", Variant::kOneDnnBlocked},
                                                       {"StrataNchwc", Variant::kStrataNchwc},
+                                                      {"StrataNchwcDynamic", Variant::kStrataNchwcDynamic},
                                                       {"OneDNN", Variant::kOneDnn},
                                                       {"Strata", Variant::kStrata}};
   for (const strata::bench::ConvShape& shape : strata::bench::kShapes) {

@@ -22,7 +22,10 @@
 // unrolled, so every check is decided at compile time and taps in the padding
 // are simply left out. With a symbolic width (and column padding) the input
 // rows are first copied with their padding as zeros, so that no tile checks
-// its taps at run time.
+// its taps at run time. A depthwise convolution does too little work per
+// input element for that copy (it cost as much as the convolution): its rows
+// start and end in tiles whose taps are decided at compile time all the same
+// (depthwise_rows).
 #include <algorithm>
 #include <array>
 #include <functional>
@@ -151,13 +154,26 @@ int64_t TileWidth(int64_t lanes, const PrimExpr& out_w) {
 // The second tile width a kernel with a symbolic output width may choose at
 // run time: 7, which divides the rows of 7, 14, 28, 56, 112 and 224
 // positions of the usual image sizes. None for a constant width (TileWidth
-// fitted the tile to it) or a widest tile of 7 or less. (A third candidate,
+// fitted the tile to it), a widest tile of 7 or less, or a depthwise
+// convolution (its rows end in narrower tiles). (A third candidate,
 // one position narrower than the widest, took ResNet-18's compile from 3.9
 // to 9.9 s.)
-std::optional<int64_t> NarrowTileWidth(int64_t widest, const PrimExpr& out_w) {
-  if (Const(out_w) || widest <= 7) return std::nullopt;
+std::optional<int64_t> NarrowTileWidth(int64_t widest, const PrimExpr& out_w, bool depthwise) {
+  if (Const(out_w) || widest <= 7 || depthwise) return std::nullopt;
   return 7;
 }
+
+// A tile at one end of a row with a symbolic width, whose taps fall past
+// only that end of the row (the caller knows): kLeft from position 0, so
+// that each tap's column check is decided here; kRight ending at the row's
+// end, its checks decided against `width`, the input width written in
+// terms of ow0 (see depthwise_rows). It stores only its positions from
+// `store_from` on, when given (the positions before are another tile's).
+enum class Edge { kNone, kLeft, kRight };
+struct EdgeTile {
+  Edge edge = Edge::kNone;
+  PrimExpr width, store_from;
+};
 
 struct NchwcConv {
   tir::Buffer x, w, y, acc;
@@ -169,6 +185,14 @@ struct NchwcConv {
   int64_t ib, lanes, out_block, rw;
   PrimExpr height, width, out_w, in_blocks, kh_n, kw_n;
   Window win;
+
+  // This convolution with tiles of `width` positions.
+  NchwcConv WithTileWidth(int64_t width) const {
+    NchwcConv narrower = *this;
+    narrower.rw = width;
+    narrower.acc = KernelBuilder::Local("acc", dt, {width, lanes});
+    return narrower;
+  }
 
   // x at channel block cb, lane i, row ih, column iw.
   PrimExpr XAt(const PrimExpr& n, const PrimExpr& cb, const PrimExpr& ih, const PrimExpr& iw, const PrimExpr& i) const {
@@ -182,13 +206,17 @@ struct NchwcConv {
   // checks are decided here, otherwise at run time. Reading the padded copy,
   // only the stores past the output are checked.
   tir::Stmt Tile(const PrimExpr& n, const PrimExpr& og, const PrimExpr& oh, const PrimExpr& ow0, const PrimExpr& kh_lo,
-                 const PrimExpr& kh_hi, bool checked) const {
+                 const PrimExpr& kh_hi, bool checked, const EdgeTile& at_edge = {}) const {
     const auto [sh, sw] = win.strides;
     const auto [dh, dw] = win.dilation;
     // The padded copy holds the left padding: its column 0 is column -pl of x.
     const int64_t pt = win.pad_before(0), pl = xp != nullptr ? 0 : win.pad_before(1);
-    const bool check_columns = checked && xp == nullptr;
-    const bool constant_columns = check_columns && Const(ow0) && Const(width) && Const(kw_n);
+    const Edge edge = at_edge.edge;
+    const bool check_all = checked && xp == nullptr;
+    const bool check_left = check_all || edge == Edge::kLeft, check_right = check_all || edge == Edge::kRight;
+    const bool check_columns = check_left || check_right;
+    const PrimExpr right_end = edge == Edge::kRight ? at_edge.width : width;
+    const bool constant_columns = check_columns && Const(kw_n) && (edge != Edge::kNone || (Const(ow0) && Const(width)));
     std::vector<tir::Stmt> stmts;
     stmts.push_back(Loop("p", 0, rw, ForKind::kUnrolled, [&](const PrimExpr& p) {
       return Loop("l", 0, lanes, ForKind::kVectorized, [&](const PrimExpr& l) {
@@ -208,7 +236,12 @@ struct NchwcConv {
         const PrimExpr& kw = columns[k / rw];
         const int64_t p = k % rw;  // the output position
         const PrimExpr iw = S((ow0 + p) * sw + kw * dw - pl);
-        const PrimExpr inside = check_columns ? S(And(Ge(iw, 0), Lt(iw, width))) : tir::IntImm(DataType::Bool(), 1);
+        PrimExpr inside = tir::IntImm(DataType::Bool(), 1);
+        if (check_left && check_right) {
+          inside = S(And(Ge(iw, 0), Lt(iw, right_end)));
+        } else if (check_columns) {
+          inside = S(check_left ? Ge(iw, 0) : Lt(iw, right_end));
+        }
         if (Const(inside) == 0) continue;  // in the padding: contributes nothing
         const bool sure = IsTrue(inside);
         const PrimExpr column = sure ? iw : S(tir::Max(tir::Min(iw, width - 1), 0));
@@ -261,7 +294,8 @@ struct NchwcConv {
     const int64_t parts = lanes / out_block;
     for (int64_t p = 0; p < rw; ++p) {
       const PrimExpr ow = S(ow0 + p);
-      const PrimExpr valid = checked ? S(Lt(ow, out_w)) : tir::IntImm(DataType::Bool(), 1);
+      PrimExpr valid = checked ? S(Lt(ow, out_w)) : tir::IntImm(DataType::Bool(), 1);
+      if (at_edge.store_from.defined()) valid = S(And(valid, Ge(ow, at_edge.store_from)));
       if (Const(valid) == 0) continue;
       std::vector<tir::Stmt> stores;
       for (int64_t t = 0; t < parts; ++t) {
@@ -387,7 +421,7 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   c.kw_n = c.w->shape[3];
   c.rw = TileWidth(c.lanes, c.out_w);
   c.acc = KernelBuilder::Local("acc", c.dt, {c.rw, c.lanes});
-  const std::optional<int64_t> narrow = NarrowTileWidth(c.rw, c.out_w);
+  const std::optional<int64_t> narrow = NarrowTileWidth(c.rw, c.out_w, c.depthwise);
   const auto [sh, sw] = c.win.strides;
   const auto [dh, dw] = c.win.dilation;
   const int64_t pt = c.win.pad_before(0), pl = c.win.pad_before(1);
@@ -442,7 +476,8 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   // padding as zeros, wide enough for the last tile's extra positions, and
   // every tile but a partial last one runs unchecked.
   tir::Stmt pad_copy;
-  if (!Const(c.width) && (pl > 0 || c.win.pad_after(1) > 0)) {
+  const bool column_padding = pl > 0 || c.win.pad_after(1) > 0;
+  if (!Const(c.width) && column_padding && !c.depthwise) {
     const PrimExpr x_blocks = c.x->shape[1];
     // Wide enough for the last tile of either tile width: its positions end
     // before out_w + c.rw - 1.
@@ -472,6 +507,92 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
     });
   }
 
+  // Kernel rows inside the input for output row oh: 0 <= oh * sh + kh * dh - pt < height.
+  auto kernel_rows = [&](const PrimExpr& oh) {
+    const PrimExpr top = S(oh * sh - pt);
+    const PrimExpr lo = S(tir::Max(tir::FloorDiv(dh - 1 - top, dh), 0));
+    const PrimExpr hi = S(tir::Max(tir::Min(tir::FloorDiv(c.height - 1 - top, dh) + 1, c.kh_n), lo));
+    return std::make_pair(lo, hi);
+  };
+
+  // A depthwise convolution with a symbolic width, without a padded copy.
+  // Positions [0, left_reach) reach into the left padding, [right, out_w)
+  // into the right padding. A row in tiles of T positions: the first tile's
+  // taps are decided at compile time (from its constant columns, as with a
+  // constant width), the next ones to `right` run unchecked, and the last
+  // tile ends at the row's end, storing only the positions not yet stored.
+  // Its taps are decided at compile time too: the input width is written as
+  // (right - 1) * sw + rho - pl + eff (eff the kernel's extent), exact for
+  // the residue rho = (width + pl - eff) mod sw, with one last tile per
+  // residue, whose out_w - right = (rho + pr) / sw positions reach the right
+  // padding. Of the tile widths rw and rw / 2, the widest whose first and
+  // last tiles each reach only their own end of the row runs; narrower rows
+  // run position by position with every tap checked. (Before: a padded copy
+  // of the input cost as much as the convolution; tiles with every tap
+  // checked made 5x5 layers slower; so did single positions with checked
+  // taps at the row's ends and tiles of 2 and 1 positions for the rest,
+  // whose one accumulator is a chain of dependent FMAs.)
+  auto depthwise_rows = [&]() {
+    const int64_t left_reach = (pl + sw - 1) / sw, pr = c.win.pad_after(1);
+    const PrimExpr eff = S((c.kw_n - 1) * dw + 1);
+    return ParallelOver("t", {n_img, groups_of_lanes, out_h}, [&](const Index& t) {
+      const PrimExpr &n = t[0], &og = t[1], &oh = t[2];
+      tir::Var kh_lo("kh_lo"), kh_hi("kh_hi"), right("right"), rho("rho");
+      const NchwcConv single = c.WithTileWidth(1);
+      auto single_positions = [&](const PrimExpr& from, const PrimExpr& to) {
+        return Loop("p", from, S(to - from), ForKind::kSerial,
+                    [&](const PrimExpr& p) { return single.Tile(n, og, oh, p, kh_lo, kh_hi, true); });
+      };
+      tir::Stmt schedule = single_positions(0, out_w);
+      std::vector<int64_t> widths = {c.rw};
+      if (c.rw / 2 > 1) widths.push_back(c.rw / 2);
+      for (auto width = widths.rbegin(); width != widths.rend(); ++width) {
+        const NchwcConv cv = c.WithTileWidth(*width);
+        const int64_t tw = cv.rw;
+        tir::Var done("done");
+        std::vector<tir::Stmt> row;
+        row.push_back(cv.Tile(n, og, oh, 0, kh_lo, kh_hi, false, {Edge::kLeft, {}, {}}));
+        const PrimExpr inner = S(tir::FloorDiv(right - tw, tw));
+        row.push_back(Loop("tile", 0, inner, ForKind::kSerial,
+                           [&](const PrimExpr& k) { return cv.Tile(n, og, oh, S(tw + k * tw), kh_lo, kh_hi, false); }));
+        // Positions between the inner tiles and the last tile (fewer than
+        // out_w - right): only when the right padding spans positions.
+        const PrimExpr last_start = S(out_w - tw);
+        if (pr > sw) row.push_back(single_positions(done, S(tir::Max(last_start, done))));
+        // The last tile, ending at out_w, of `lw` positions.
+        auto last_tile = [&](int64_t lw) {
+          const NchwcConv cl = c.WithTileWidth(lw);
+          tir::Stmt tile = Seq({});
+          for (int64_t r = sw - 1; r >= 0; --r) {
+            // out_w - lw, written in terms of right, as the width is.
+            const PrimExpr start = S(right + (r + pr) / sw - lw);
+            const PrimExpr width_at_residue = S((right - 1) * sw + r - pl + eff);
+            const PrimExpr from = pr > sw ? S(tir::Max(start, done)) : PrimExpr(done);
+            tir::Stmt at_r = cl.Tile(n, og, oh, start, kh_lo, kh_hi, false, {Edge::kRight, width_at_residue, from});
+            tile = r == sw - 1 ? at_r : tir::IfThenElseNode::make(Eq(rho, r), at_r, tile);
+          }
+          return tile;
+        };
+        // Half as wide when the positions left fit, so that a row wastes
+        // fewer than tw / 2 positions (a 49-wide row in tiles of 14 computed
+        // 70 positions).
+        tir::Stmt last = last_tile(tw);
+        if (tw / 2 > 1) {
+          last = tir::IfThenElseNode::make(S(Bin(tir::PrimExprKind::kLE, out_w - done, PrimExpr(tw / 2))),
+                                           last_tile(tw / 2), last);
+        }
+        row.push_back(tir::IfThenElseNode::make(S(Lt(done, out_w)), last));
+        const PrimExpr fits = S(And(Ge(right, tw), Ge(last_start, left_reach)));
+        schedule = tir::IfThenElseNode::make(fits, Let(done, S(tw + inner * tw), Seq(std::move(row))), schedule);
+      }
+      // The first position whose last tap is past the row.
+      const PrimExpr reach = S(tir::FloorDiv(c.width - 1 + pl - (c.kw_n - 1) * dw, sw) + 1);
+      const auto [lo, hi] = kernel_rows(oh);
+      tir::Stmt body = Let(rho, S(tir::FloorMod(c.width + pl - eff, sw)), schedule);
+      return Let(kh_lo, lo, Let(kh_hi, hi, Let(right, S(tir::Min(reach, out_w)), body)));
+    });
+  };
+
   // The row schedule with tiles of `cv.rw` positions.
   auto row_schedule = [&](const NchwcConv& cv) {
     // Tiles [t_lo, t_hi) of a row read only inside it and end inside the output.
@@ -487,11 +608,8 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
     }
     return ParallelOver("t", {n_img, groups_of_lanes, out_h}, [&](const Index& t) {
       const PrimExpr &n = t[0], &og = t[1], &oh = t[2];
-      // Kernel rows inside the input: 0 <= oh * sh + kh * dh - pt < height.
       tir::Var kh_lo("kh_lo"), kh_hi("kh_hi");
-      const PrimExpr top = S(oh * sh - pt);
-      const PrimExpr lo_value = S(tir::Max(tir::FloorDiv(dh - 1 - top, dh), 0));
-      const PrimExpr hi_value = S(tir::Max(tir::Min(tir::FloorDiv(c.height - 1 - top, dh) + 1, c.kh_n), lo_value));
+      const auto [lo_value, hi_value] = kernel_rows(oh);
       std::vector<tir::Stmt> row;
       auto border = [&](const PrimExpr& from, const PrimExpr& to, const std::string& name) {
         const std::optional<int64_t> a = Const(from), z = Const(to);
@@ -517,11 +635,10 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   // one when it wastes fewer positions in the row's last tile. ResNet's 7-,
   // 14- and 28-wide rows in tiles of 9 computed 9 positions for every 7 (a
   // 224 x 224 image 1.4x slower than with the width a constant).
-  tir::Stmt compute = row_schedule(c);
+  const bool depthwise_unpadded = c.depthwise && !Const(c.width) && column_padding;
+  tir::Stmt compute = depthwise_unpadded ? depthwise_rows() : row_schedule(c);
   if (narrow) {
-    NchwcConv cv = c;
-    cv.rw = *narrow;
-    cv.acc = KernelBuilder::Local("acc", c.dt, {cv.rw, c.lanes});
+    const NchwcConv cv = c.WithTileWidth(*narrow);
     auto waste = [&](int64_t w) { return S(CeilDiv(out_w, w) * w - out_w); };
     compute = tir::IfThenElseNode::make(S(Lt(waste(cv.rw), waste(c.rw))), row_schedule(cv), compute);
   }

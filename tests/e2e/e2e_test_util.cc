@@ -9,23 +9,68 @@
 #include <sys/wait.h>
 
 #include "compiler/driver/compile.h"
+#include "compiler/ir/parser.h"
 #include "vm/tensor_io/npy.h"
 
 namespace strata::testing {
 
 std::string SourcePath(const std::string& relative) { return std::string(STRATA_SOURCE_DIR) + "/" + relative; }
 
-std::shared_ptr<const vm::Executable> CompileExample(const std::string& relative_path) {
-  StatusOr<ir::IRModule> module = driver::LoadModuleFile(SourcePath(relative_path));
+namespace {
+
+std::shared_ptr<const vm::Executable> CompileAndLoad(StatusOr<ir::IRModule> module,
+                                                     const driver::CompileOptions& options) {
   EXPECT_TRUE(module.ok()) << module.status().message();
   if (!module.ok()) return nullptr;
-  StatusOr<std::vector<uint8_t>> bytes = driver::Compile(std::move(module).value(), {});
+  StatusOr<std::vector<uint8_t>> bytes = driver::Compile(std::move(module).value(), options);
   EXPECT_TRUE(bytes.ok()) << bytes.status().message();
   if (!bytes.ok()) return nullptr;
   auto executable = vm::Executable::LoadFromBytes(*bytes);
   EXPECT_TRUE(executable.ok()) << executable.status().message();
   if (!executable.ok()) return nullptr;
   return *executable;
+}
+
+}  // namespace
+
+std::shared_ptr<const vm::Executable> CompileExample(const std::string& relative_path) {
+  return CompileAndLoad(driver::LoadModuleFile(SourcePath(relative_path)), {});
+}
+
+std::shared_ptr<const vm::Executable> CompileText(const std::string& text, const std::string& name,
+                                                  const driver::CompileOptions& options) {
+  return CompileAndLoad(ir::ParseModule(text, name), options);
+}
+
+bool HasKernel(const vm::Executable& executable, const std::string& name) {
+  for (const vm::NativeModuleInfo& module : executable.native_modules()) {
+    for (const std::string& symbol : module.symbols) {
+      if (symbol.find(name) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<float> DeterministicValues(int64_t count, uint32_t seed, float scale) {
+  std::vector<float> out(static_cast<size_t>(count));
+  uint32_t state = seed * 2654435761u + 7;
+  for (float& v : out) {
+    state = state * 1664525u + 1013904223u;
+    v = (static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f) * scale;
+  }
+  return out;
+}
+
+std::string ConstTensorText(const std::vector<int64_t>& shape, const std::vector<float>& values) {
+  std::string text = "const(Tensor[(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  text += shape.size() == 1 ? ",), f32], [" : "), f32], [";
+  for (size_t i = 0; i < values.size(); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%s%.9g", i ? ", " : "", values[i]);
+    text += buf;
+  }
+  return text + "])";
 }
 
 vm::Value LoadFixture(const std::string& relative_path) {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/driver/compile.h"
 #include "vm/executable.h"
 #include "vm/value.h"
 
@@ -19,6 +20,20 @@ std::string SourcePath(const std::string& relative);
 // Compiles a .sir file of the source tree and loads the executable (fails the
 // test on any error).
 std::shared_ptr<const vm::Executable> CompileExample(const std::string& relative_path);
+
+// Compiles module text (`name` for its messages) with `options` and loads the
+// executable (fails the test on any error).
+std::shared_ptr<const vm::Executable> CompileText(const std::string& text, const std::string& name,
+                                                  const driver::CompileOptions& options = {});
+
+// Whether a kernel whose symbol contains `name` is in `executable`.
+bool HasKernel(const vm::Executable& executable, const std::string& name);
+
+// Deterministic values in [-scale, scale) from `seed`.
+std::vector<float> DeterministicValues(int64_t count, uint32_t seed, float scale = 1.0f);
+
+// The text IR constant `const(Tensor[(shape), f32], [values])`.
+std::string ConstTensorText(const std::vector<int64_t>& shape, const std::vector<float>& values);
 
 // Reads a fixture .npy file (tests/fixtures/...).
 vm::Value LoadFixture(const std::string& relative_path);

@@ -16,7 +16,6 @@
 // followed by a reshape (needed plain at the end).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +23,6 @@
 #include <gtest/gtest.h>
 
 #include "compiler/driver/compile.h"
-#include "compiler/ir/parser.h"
 #include "compiler/transform/convert_to_nchwc.h"
 #include "tests/e2e/e2e_test_util.h"
 #include "vm/virtual_machine.h"
@@ -32,32 +30,10 @@
 namespace strata::testing {
 namespace {
 
-// Deterministic values in [-scale, scale).
-std::vector<float> Values(int64_t count, uint32_t seed, float scale) {
-  std::vector<float> out(static_cast<size_t>(count));
-  uint32_t state = seed * 2654435761u + 7;
-  for (float& v : out) {
-    state = state * 1664525u + 1013904223u;
-    v = (static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f) * scale;
-  }
-  return out;
-}
-
 std::string Const(const std::vector<int64_t>& shape, uint32_t seed, float scale = 0.3f) {
   int64_t count = 1;
-  std::string text = "const(Tensor[(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-    count *= shape[i];
-  }
-  text += shape.size() == 1 ? ",), f32], [" : "), f32], [";
-  std::vector<float> values = Values(count, seed, scale);
-  for (size_t i = 0; i < values.size(); ++i) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%s%.9g", i ? ", " : "", values[i]);
-    text += buf;
-  }
-  return text + "])";
+  for (int64_t d : shape) count *= d;
+  return ConstTensorText(shape, DeterministicValues(count, seed, scale));
 }
 
 std::string Network() {
@@ -110,23 +86,15 @@ std::string Network() {
 }
 
 std::shared_ptr<const vm::Executable> Build(bool nchwc) {
-  StatusOr<ir::IRModule> module = ir::ParseModule(Network(), "nchwc_network.sir");
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return nullptr;
   driver::CompileOptions options;
   options.nchwc_layout = nchwc;
-  StatusOr<std::vector<uint8_t>> bytes = driver::Compile(std::move(module).value(), options);
-  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
-  if (!bytes.ok()) return nullptr;
-  auto exe = vm::Executable::LoadFromBytes(*bytes);
-  EXPECT_TRUE(exe.ok()) << exe.status().message();
-  return exe.ok() ? *exe : nullptr;
+  return CompileText(Network(), "nchwc_network.sir", options);
 }
 
 vm::Value Image(int64_t n, int64_t h, int64_t w, uint32_t seed) {
   StatusOr<vm::Ref<vm::Tensor>> t = vm::Tensor::Empty({n, 3, h, w}, DataType::F32());
   EXPECT_TRUE(t.ok());
-  std::vector<float> values = Values(n * 3 * h * w, seed, 1.0f);
+  std::vector<float> values = DeterministicValues(n * 3 * h * w, seed, 1.0f);
   std::copy(values.begin(), values.end(), static_cast<float*>((*t)->data()));
   return vm::Value::FromTensor(*t);
 }
@@ -149,12 +117,7 @@ TEST(NchwcLayout, AgreesWithTheNchwKernelsAtOddAndSymbolicSizes) {
   std::shared_ptr<const vm::Executable> blocked = Build(true), plain = Build(false);
   ASSERT_TRUE(blocked && plain);
   // The blocked build really runs blocked kernels.
-  bool has_blocked_conv = false;
-  for (const vm::NativeModuleInfo& module : blocked->native_modules()) {
-    for (const std::string& symbol : module.symbols)
-      has_blocked_conv |= symbol.find("conv2d_nchwc") != std::string::npos;
-  }
-  EXPECT_TRUE(has_blocked_conv);
+  EXPECT_TRUE(HasKernel(*blocked, "conv2d_nchwc"));
   const int64_t sizes[][3] = {{1, 1, 1}, {2, 7, 7}, {1, 13, 9}, {2, 16, 23}, {1, 29, 13}, {1, 6, 61}};
   uint32_t seed = 100;
   for (const auto& s : sizes) {

@@ -23,29 +23,6 @@
 namespace strata::testing {
 namespace {
 
-// Deterministic values in [-1, 1).
-std::vector<float> Values(int64_t count, uint32_t seed) {
-  std::vector<float> out(static_cast<size_t>(count));
-  uint32_t state = seed * 2654435761u + 7;
-  for (float& v : out) {
-    state = state * 1664525u + 1013904223u;
-    v = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
-  return out;
-}
-
-std::string ConstText(const std::vector<int64_t>& shape, const std::vector<float>& values) {
-  std::string text = "const(Tensor[(";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  text += shape.size() == 1 ? ",), f32], [" : "), f32], [";
-  for (size_t i = 0; i < values.size(); ++i) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%s%.9g", i ? ", " : "", values[i]);
-    text += buf;
-  }
-  return text + "])";
-}
-
 struct Case {
   int64_t k, n;
   bool dense;  // dense(x, W[n, k], bias) + relu, else matmul(x, W[k, n]) over a batch of 2
@@ -74,17 +51,17 @@ TEST(PackedWeights, MatchTheReferenceAtOddSizesAndEveryRowCount) {
   for (const Case& c : {Case{1, 1, false}, Case{13, 7, false}, Case{300, 33, false}, Case{13, 100, true},
                         Case{300, 33, true}, Case{1, 7, true}}) {
     SCOPED_TRACE("k = " + std::to_string(c.k) + ", n = " + std::to_string(c.n) + (c.dense ? ", dense" : ", matmul"));
-    const std::vector<float> w = Values(c.k * c.n, static_cast<uint32_t>(c.k * 131 + c.n));
-    const std::vector<float> bias = Values(c.n, 99);
+    const std::vector<float> w = DeterministicValues(c.k * c.n, static_cast<uint32_t>(c.k * 131 + c.n));
+    const std::vector<float> bias = DeterministicValues(c.n, 99);
     const std::string k = std::to_string(c.k), n = std::to_string(c.n);
     std::string text;
     if (c.dense) {
       text = "func @main(x: Tensor[(m, " + k + "), f32]) -> Tensor[(m, " + n + "), f32] {\n  dataflow {\n" +
-             "    y = dense(x, " + ConstText({c.n, c.k}, w) + ", " + ConstText({c.n}, bias) + ")\n" +
+             "    y = dense(x, " + ConstTensorText({c.n, c.k}, w) + ", " + ConstTensorText({c.n}, bias) + ")\n" +
              "    r = relu(y)\n    output r\n  }\n  return r\n}\n";
     } else {
       text = "func @main(x: Tensor[(2, m, " + k + "), f32]) -> Tensor[(2, m, " + n + "), f32] {\n  dataflow {\n" +
-             "    y = matmul(x, " + ConstText({c.k, c.n}, w) + ")\n    output y\n  }\n  return y\n}\n";
+             "    y = matmul(x, " + ConstTensorText({c.k, c.n}, w) + ")\n    output y\n  }\n  return y\n}\n";
     }
     auto module = ir::ParseModule(text, "packed.sir");
     ASSERT_TRUE(module.ok()) << module.status().message();
@@ -102,7 +79,7 @@ TEST(PackedWeights, MatchTheReferenceAtOddSizesAndEveryRowCount) {
     for (int64_t m : {1, 2, 3, 4, 5, 7, 13, 29}) {
       SCOPED_TRACE("m = " + std::to_string(m));
       const int64_t batch = c.dense ? 1 : 2;
-      const std::vector<float> x = Values(batch * m * c.k, static_cast<uint32_t>(m));
+      const std::vector<float> x = DeterministicValues(batch * m * c.k, static_cast<uint32_t>(m));
       std::vector<int64_t> x_shape = {m, c.k};
       if (!c.dense) x_shape.insert(x_shape.begin(), 2);
       auto input = vm::Tensor::FromValues<float>(x_shape, x);
@@ -125,16 +102,16 @@ TEST(PackedWeights, MatchTheReferenceAtOddSizesAndEveryRowCount) {
 // (take_panel_columns), with take's negative indices and its range check.
 TEST(PackedWeights, ATiedEmbeddingIsStoredOnceAndLooksUpThePanels) {
   const int64_t vocab = 45, dim = 5;  // two panels, the second partly padding
-  const std::vector<float> table = Values(vocab * dim, 7);
+  const std::vector<float> table = DeterministicValues(vocab * dim, 7);
   std::vector<float> transposed(table.size());
   for (int64_t v = 0; v < vocab; ++v) {
     for (int64_t d = 0; d < dim; ++d)
       transposed[static_cast<size_t>(d * vocab + v)] = table[static_cast<size_t>(v * dim + d)];
   }
   const std::string text = "func @main(ids: Tensor[(1, s), i64]) -> Tensor[(1, s, " + std::to_string(vocab) +
-                           "), f32] {\n  dataflow {\n    e = take(" + ConstText({vocab, dim}, table) +
-                           ", ids, axis=0)\n    h = relu(e)\n    y = matmul(h, " + ConstText({dim, vocab}, transposed) +
-                           ")\n    output y\n  }\n  return y\n}\n";
+                           "), f32] {\n  dataflow {\n    e = take(" + ConstTensorText({vocab, dim}, table) +
+                           ", ids, axis=0)\n    h = relu(e)\n    y = matmul(h, " +
+                           ConstTensorText({dim, vocab}, transposed) + ")\n    output y\n  }\n  return y\n}\n";
   auto module = ir::ParseModule(text, "tied.sir");
   ASSERT_TRUE(module.ok()) << module.status().message();
   auto lowered = driver::Lower(*module, {});
@@ -186,8 +163,8 @@ TEST(PackedWeights, ATiedEmbeddingIsStoredOnceAndLooksUpThePanels) {
 TEST(PackedWeights, ADispatchBeforeLegalizeOpsStillSeesTheOriginalCall) {
   const int64_t n = 128, k = 256;  // n * k at cpu-blas's threshold (symbolic rows count as 1)
   const std::string text = "func @main(x: Tensor[(m, " + std::to_string(k) + "), f32]) -> Tensor[(m, " +
-                           std::to_string(n) + "), f32] {\n  y = dense(x, " + ConstText({n, k}, Values(n * k, 5)) +
-                           ")\n  return y\n}\n";
+                           std::to_string(n) + "), f32] {\n  y = dense(x, " +
+                           ConstTensorText({n, k}, DeterministicValues(n * k, 5)) + ")\n  return y\n}\n";
   for (bool blas : {false, true}) {
     SCOPED_TRACE(blas ? "with cpu-blas" : "default");
     auto module = ir::ParseModule(text, "dense.sir");
@@ -218,7 +195,7 @@ std::map<std::string, graph::Expr> PackedPanels(const ir::IRModule& module) {
 
 TEST(PackedWeights, AWeightSharedByTwoCallsIsPackedOnce) {
   const std::string text =
-      "func @main(x: Tensor[(m, 2), f32]) -> Tensor[(m, 2), f32] {\n  w = " + ConstText({2, 2}, {1, 2, 3, 4}) +
+      "func @main(x: Tensor[(m, 2), f32]) -> Tensor[(m, 2), f32] {\n  w = " + ConstTensorText({2, 2}, {1, 2, 3, 4}) +
       "\n  a = matmul(x, w)\n  b = matmul(a, w)\n  c = dense(b, w)\n  return c\n}\n";
   auto module = ir::ParseModule(text, "tied.sir");
   ASSERT_TRUE(module.ok()) << module.status().message();
