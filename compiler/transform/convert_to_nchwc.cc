@@ -197,6 +197,11 @@ class NchwcConverter : public Normalizer {
     const auto* op = call ? call->op.as<OpNode>() : nullptr;
     constants_.Record(binding);
     if (op != nullptr && binding.kind == BindingKind::kVarBinding && !except_.count(op->name)) {
+      if (std::optional<Expr> plain = ReduceImageToChannels(binding, *call, op->name)) {
+        changed_ = true;
+        EmitBinding(binding, *plain);
+        return;
+      }
       std::optional<Blocked> result = Convert(binding, *call, op->name);
       if (failed()) return;
       if (result) {
@@ -320,6 +325,28 @@ class NchwcConverter : public Normalizer {
     }
     if (def->pattern == op::OpPattern::kBroadcast && out && out->ndim == 4) return ConvertBroadcast(binding, call);
     return std::nullopt;
+  }
+
+  // mean, sum or max of a blocked value over its height and width without
+  // keepdims (a classifier's global pooling: x.mean(dim=(2, 3)), ReduceMean
+  // with keepdims=0) is the blocked reduction with keepdims, whose
+  // (N, C / b, 1, 1, b) elements are (N, C) in order: a reshape, where the
+  // plain reduction needed the whole activation converted back first.
+  std::optional<Expr> ReduceImageToChannels(const Binding& binding, const CallNode& call, const std::string& name) {
+    if (name != "mean" && name != "sum" && name != "max") return std::nullopt;
+    const Blocked* x = call.args.size() == 1 ? BlockedOf(call.args[0]) : nullptr;
+    const TensorStructInfoNode* out = TensorInfo(binding.var);
+    if (x == nullptr || out == nullptr || !out->shape || out->shape->size() != 2) return std::nullopt;
+    const op::OpCall oc(*op::FindOp(name), call);
+    if (oc.BoolAttr("keepdims") || !oc.HasAttr("axes")) return std::nullopt;
+    std::set<int64_t> axes;
+    for (int64_t a : oc.IntsAttr("axes")) axes.insert(a < 0 ? a + 4 : a);
+    if (axes != std::set<int64_t>{2, 3}) return std::nullopt;
+    ir::Attrs attrs = call.attrs;
+    attrs["axes"] = std::vector<int64_t>{2, 3};
+    attrs["keepdims"] = true;
+    Expr reduced = EmitBlocked(binding, name, {x->var}, std::move(attrs), x->block).var;
+    return Annotate(Call("reshape", {reduced, ShapeExprNode::make(*out->shape)}, {}));
   }
 
   std::optional<Blocked> ConvertConv(const Binding& binding, const CallNode& call) {

@@ -5,10 +5,11 @@
 // width written in terms of the row's reach, positions counted one by one
 // between them when the right padding spans several positions, and rows
 // narrower than the kernel's reach position by position (conv2d_nchwc.cc,
-// depthwise_rows). Each layer below runs at every width from 1 to 40 and at
-// 61, so that every path and every residue runs, and must agree with the
-// NCHW kernel (strata compile --no-nchwc), which tests/fixtures/ops checks
-// against numpy.
+// depthwise_rows). Without column padding the row schedule runs, whose last
+// tile reads the last position's columns for its positions past the output.
+// Each layer below runs at every width from 1 to 40 and at 61, so that every
+// path and every residue runs, and must agree with the NCHW kernel (strata
+// compile --no-nchwc), which tests/fixtures/ops checks against numpy.
 #include <memory>
 #include <ostream>
 #include <string>
@@ -103,7 +104,10 @@ INSTANTIATE_TEST_SUITE_P(Layers, NchwcDepthwise,
                                            DepthwiseLayer{"k7_s1", 16, 7, 1, 1, {3, 3, 3, 3}},
                                            DepthwiseLayer{"k3_s3_asymmetric", 8, 3, 3, 1, {0, 2, 1, 0}},
                                            DepthwiseLayer{"k3_s2_right_only", 16, 3, 2, 1, {0, 0, 1, 1}},
-                                           DepthwiseLayer{"k3_dilated", 16, 3, 1, 2, {2, 2, 2, 2}}),
+                                           DepthwiseLayer{"k3_dilated", 16, 3, 1, 2, {2, 2, 2, 2}},
+                                           // No column padding: the row schedule, whose last tile
+                                           // reads its positions past the output at the last one.
+                                           DepthwiseLayer{"k3_s2_unpadded", 16, 3, 2, 1, {1, 0, 1, 0}}),
                          [](const ::testing::TestParamInfo<DepthwiseLayer>& info) { return info.param.name; });
 
 }  // namespace
