@@ -44,10 +44,12 @@ output differs, is not timed there: its cell reads FAILED or MISMATCH with a
 note under the table (the exact error), the other engines go on, and the
 script exits with 1 at the end.
 
-Rounds: in each of --rounds rounds (default 3) every engine is timed at the
-shape one after the other, each after a pause (--settle-seconds) for the
-previous engine's worker threads to go idle; every number is the median over
-the rounds.
+Rounds: every shape of a model is checked first; then in each of --rounds
+rounds (default 3) every shape is timed once, every engine one after the
+other, each after a pause (--settle-seconds) for the previous engine's worker
+threads to go idle; every number is the median over the rounds. Rounds go
+over all the shapes, so a slow spell of the machine lands in one round of a
+shape, not in all of them.
 
 Output: a table (--markdown for Markdown) of the shapes of each model,
 fewest elements first (elements: batch*H*W for images, batch*tokens for
@@ -152,23 +154,28 @@ class StrataEngine:
 
     def __init__(self, strata, exe, threads, work_dir):
         self.strata, self.exe, self.threads, self.work_dir = strata, exe, threads, work_dir
-        self.input_paths, self.calls = [], (1, 1)
+        self.shapes = {}  # label -> (input paths, (warm-up calls, timed calls))
 
-    def prepare(self, inputs, timing):
+    def prepare(self, label, inputs, timing):
         """Writes the shape's inputs; returns the output of one probe run, whose
         latency sets the warm-up and timed call counts."""
-        self.input_paths = []
+        shape_dir = os.path.join(self.work_dir, label)
+        os.makedirs(shape_dir, exist_ok=True)
+        input_paths = []
         for i, a in enumerate(inputs):
-            self.input_paths.append(os.path.join(self.work_dir, f"in{i}.npy"))
-            np.save(self.input_paths[-1], a)
-        out_path = os.path.join(self.work_dir, "out.npy")
-        probe_ms = strata_run_ms(self.strata, self.exe, self.input_paths, self.threads, 1, 1, output=out_path)
-        self.calls = timing.call_counts(probe_ms)
+            input_paths.append(os.path.join(shape_dir, f"in{i}.npy"))
+            np.save(input_paths[-1], a)
+        out_path = os.path.join(shape_dir, "out.npy")
+        probe_ms = strata_run_ms(self.strata, self.exe, input_paths, self.threads, 1, 1, output=out_path)
+        self.shapes[label] = (input_paths, timing.call_counts(probe_ms))
         return np.load(out_path)
 
-    def time_ms(self, timing):
-        warmup, repeat = self.calls
-        return strata_run_ms(self.strata, self.exe, self.input_paths, self.threads, warmup, repeat)
+    def calls(self, label):
+        return self.shapes[label][1]
+
+    def time_ms(self, label, timing):
+        input_paths, (warmup, repeat) = self.shapes[label]
+        return strata_run_ms(self.strata, self.exe, input_paths, self.threads, warmup, repeat)
 
 
 # ---- the peers ----------------------------------------------------------------
@@ -182,17 +189,17 @@ class OrtEngine:
         opts.inter_op_num_threads = 1
         self.session = ort.InferenceSession(model_path, opts, providers=["CPUExecutionProvider"])
         self.outputs = [self.session.get_outputs()[0].name]
-        self.feeds = {}
+        self.feeds = {}  # label -> the session's feeds
 
-    def prepare(self, inputs, timing):
-        self.feeds = {i.name: a for i, a in zip(self.session.get_inputs(), inputs)}
-        return self.run()
+    def prepare(self, label, inputs, timing):
+        self.feeds[label] = {i.name: a for i, a in zip(self.session.get_inputs(), inputs)}
+        return self.run(label)
 
-    def run(self):
-        return self.session.run(self.outputs, self.feeds)[0]
+    def run(self, label):
+        return self.session.run(self.outputs, self.feeds[label])[0]
 
-    def time_ms(self, timing):
-        return timing.median_ms(self.run)
+    def time_ms(self, label, timing):
+        return timing.median_ms(lambda: self.run(label))
 
 
 class OpenVinoEngine:
@@ -200,17 +207,17 @@ class OpenVinoEngine:
         import openvino as ov
         config = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"}
         self.request = ov.Core().compile_model(model_path, "CPU", config).create_infer_request()
-        self.inputs = []
+        self.inputs = {}  # label -> inputs
 
-    def prepare(self, inputs, timing):
-        self.inputs = inputs
-        return self.run()
+    def prepare(self, label, inputs, timing):
+        self.inputs[label] = inputs
+        return self.run(label)
 
-    def run(self):
-        return self.request.infer(self.inputs, share_inputs=True)[0]
+    def run(self, label):
+        return self.request.infer(self.inputs[label], share_inputs=True)[0]
 
-    def time_ms(self, timing):
-        return timing.median_ms(self.run)
+    def time_ms(self, label, timing):
+        return timing.median_ms(lambda: self.run(label))
 
 
 class Timing:
@@ -266,8 +273,9 @@ def open_engines(model, names, strata_exes, args, strata, work_dir):
     return engines
 
 
-def sweep_shape(model, shape, engines, args, timing):
-    """Checks and times every engine at one shape; the shape's record."""
+def check_shape(model, shape, engines, timing):
+    """Runs every engine once at one shape and checks its output; the shape's
+    record and the engines ready to be timed there."""
     spec = sweep_models.MODELS[model]
     inputs = spec.make_inputs(shape, np.random.default_rng(1))
     record = {"shape": list(np.atleast_1d(shape).tolist()), "label": sweep_models.shape_label(model, shape),
@@ -282,7 +290,7 @@ def sweep_shape(model, shape, engines, args, timing):
             entry.update(status="failed", error="no reference: ONNX Runtime failed at this shape")
             continue
         try:
-            got = engine.prepare(inputs, timing)
+            got = engine.prepare(record["label"], inputs, timing)
         except Exception as e:  # EngineError, or the peers' own
             entry.update(status="failed", error=str(e) if isinstance(e, EngineError) else f"{type(e).__name__}: {e}")
             continue
@@ -295,26 +303,40 @@ def sweep_shape(model, shape, engines, args, timing):
                 entry.update(status="mismatch", error=problem)
                 continue
         ready.append(name)
+    return record, ready
+
+
+def sweep_model(model, shapes, engines, args, timing):
+    """Checks every shape, then times them round by round: each round times
+    every shape once, so that a slow spell of the machine (a 2-vCPU VM's
+    parallel loops ran 2x slower for a minute at a time) costs each shape at
+    most one round, which the median drops, instead of all rounds of the
+    shapes it happens to cover. The shapes' records."""
+    checked = [check_shape(model, shape, engines, timing) for shape in shapes]
     for _ in range(args.rounds):
-        for name in ready:
-            entry = record["engines"][name]
-            if entry["status"] != "ok":
-                continue
-            time.sleep(args.settle_seconds)
-            try:
-                entry["rounds_ms"].append(engines[name].time_ms(timing))
-            except EngineError as e:
-                entry.update(status="failed", error=str(e))
-    for name, entry in record["engines"].items():
-        if entry["status"] == "ok":
-            entry["median_ms"] = statistics.median(entry["rounds_ms"])
-            if isinstance(engines[name], StrataEngine):
-                entry["warmup_calls"], entry["timed_calls"] = engines[name].calls
-    print(f"{model} {record['label']}: " + "; ".join(
-        f"{n} {e['status'].upper()}" if "median_ms" not in e else
-        f"{n} {e['median_ms']:.3f} ms (rounds {', '.join(f'{x:.3f}' for x in e['rounds_ms'])})"
-        for n, e in record["engines"].items()), file=sys.stderr, flush=True)
-    return record
+        for record, ready in checked:
+            for name in ready:
+                entry = record["engines"][name]
+                if entry["status"] != "ok":
+                    continue
+                time.sleep(args.settle_seconds)
+                try:
+                    entry["rounds_ms"].append(engines[name].time_ms(record["label"], timing))
+                except EngineError as e:
+                    entry.update(status="failed", error=str(e))
+    records = []
+    for record, _ in checked:
+        for name, entry in record["engines"].items():
+            if entry["status"] == "ok":
+                entry["median_ms"] = statistics.median(entry["rounds_ms"])
+                if isinstance(engines[name], StrataEngine):
+                    entry["warmup_calls"], entry["timed_calls"] = engines[name].calls(record["label"])
+        print(f"{model} {record['label']}: " + "; ".join(
+            f"{n} {e['status'].upper()}" if "median_ms" not in e else
+            f"{n} {e['median_ms']:.3f} ms (rounds {', '.join(f'{x:.3f}' for x in e['rounds_ms'])})"
+            for n, e in record["engines"].items()), file=sys.stderr, flush=True)
+        records.append(record)
+    return records
 
 
 def add_neighbour_ratios(records, strata_names):
@@ -561,7 +583,7 @@ def main():
         spec = sweep_models.MODELS[model]
         shapes = sweep_models.quick_shapes(model) if args.quick else sweep_models.by_elements(model)
         engines = open_engines(model, engine_names, executables[model], args, strata, args.work_dir)
-        records = [sweep_shape(model, shape, engines, args, timing) for shape in shapes]
+        records = sweep_model(model, shapes, engines, args, timing)
         del engines  # frees the sessions' memory before the next model
         add_neighbour_ratios(records, list(variants))
         results.append({"model": model, "element_unit": spec.element_unit, "compile_seconds": compile_seconds[model],
