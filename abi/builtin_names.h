@@ -17,6 +17,7 @@ namespace strata::vm::builtin {
   X(kCheckTupleInfo, "vm.builtin.check_tuple_info")                  \
   X(kMatchShape, "vm.builtin.match_shape")                           \
   X(kMakeShape, "vm.builtin.make_shape")                             \
+  X(kHeapScalar, "vm.builtin.heap_scalar")                           \
   X(kCheckBound, "vm.builtin.check_bound")                           \
   X(kAllocStorage, "vm.builtin.alloc_storage")                       \
   X(kAllocTensorFromStorage, "vm.builtin.alloc_tensor_from_storage") \

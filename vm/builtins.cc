@@ -291,6 +291,20 @@ Status MakeShape(void*, const Value* const* args, int32_t num_args, Value* out_r
   return Status::Ok();
 }
 
+// heap_scalar(heap, slot): heap[slot] as an Int, a symbolic scalar such as the
+// condition of an if on shape values (prim(h == 224 && w == 224)).
+Status HeapScalar(void*, const Value* const* args, int32_t num_args, Value* out_result) {
+  constexpr const char* kName = builtin::kHeapScalar;
+  STRATA_RETURN_IF_ERROR(CheckArgCount(kName, num_args, 2, "heap, slot"));
+  Tensor* heap = nullptr;
+  int64_t slot = 0;
+  STRATA_RETURN_IF_ERROR(GetHeap(kName, args, 0, &heap));
+  STRATA_RETURN_IF_ERROR(GetInt(kName, args, 1, "slot", &slot));
+  STRATA_RETURN_IF_ERROR(CheckHeapIndex(kName, heap, slot));
+  *out_result = Value::FromInt(heap->data_as<int64_t>()[slot]);
+  return Status::Ok();
+}
+
 Status GetDevice(const char* builtin, const Value* const* args, int index, PluggedDevice** out_device);
 
 // check_bound(shape(v), lo, hi, err_ctx): v within [lo, hi], the range a memory
@@ -488,6 +502,7 @@ constexpr BuiltinEntry kBuiltins[] = {
     {builtin::kCheckTupleInfo, &CheckTupleInfo},
     {builtin::kMatchShape, &MatchShape},
     {builtin::kMakeShape, &MakeShape},
+    {builtin::kHeapScalar, &HeapScalar},
     {builtin::kCheckBound, &CheckBound},
     {builtin::kAllocStorage, &AllocStorage},
     {builtin::kAllocTensorFromStorage, &AllocTensorFromStorage},

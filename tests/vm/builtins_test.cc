@@ -44,11 +44,12 @@ Value D(DataType d) { return Value::FromDataType(d); }
 
 TEST(BuiltinsTest, EveryContractBuiltinIsRegistered) {
   RegisterBuiltins();
-  for (const char* name : {"vm.builtin.shape_of", "vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info",
-                           "vm.builtin.check_shape_info", "vm.builtin.check_prim_info", "vm.builtin.check_tuple_info",
-                           "vm.builtin.match_shape", "vm.builtin.make_shape", "vm.builtin.alloc_storage",
-                           "vm.builtin.alloc_tensor_from_storage", "vm.builtin.alloc_tensor", "vm.builtin.tuple",
-                           "vm.builtin.tuple_getitem", "vm.builtin.copy", "vm.builtin.null", "strata.blas.matmul"}) {
+  for (const char* name :
+       {"vm.builtin.shape_of", "vm.builtin.alloc_shape_heap", "vm.builtin.check_tensor_info",
+        "vm.builtin.check_shape_info", "vm.builtin.check_prim_info", "vm.builtin.check_tuple_info",
+        "vm.builtin.match_shape", "vm.builtin.make_shape", "vm.builtin.heap_scalar", "vm.builtin.alloc_storage",
+        "vm.builtin.alloc_tensor_from_storage", "vm.builtin.alloc_tensor", "vm.builtin.tuple",
+        "vm.builtin.tuple_getitem", "vm.builtin.copy", "vm.builtin.null", "strata.blas.matmul"}) {
     EXPECT_TRUE(LookupLibraryFunction(name).has_value()) << name;
   }
 }
@@ -97,6 +98,22 @@ TEST(BuiltinsTest, MatchShapeStoresChecksAndReportsMismatches) {
             "vm.builtin.match_shape: dimension 0 has invalid code 5 (0 = value, 1 = store, 2 = check)");
   EXPECT_EQ(CallError("vm.builtin.match_shape", {Value::FromShape({3}), heap, I(2), I(2), I(0), S("n"), ctx}),
             "vm.builtin.match_shape: ndim 2 needs 10 arguments, got 7");
+}
+
+TEST(BuiltinsTest, HeapScalarReadsOneSlotAsAnInt) {
+  Value heap = Heap({7, 9});
+  auto value = Call("vm.builtin.heap_scalar", {heap, I(1)});
+  ASSERT_TRUE(value.ok()) << value.status().message();
+  ASSERT_TRUE(value->is_int());
+  EXPECT_EQ(value->int_value(), 9);
+  EXPECT_EQ(CallError("vm.builtin.heap_scalar", {heap, I(2)}),
+            "vm.builtin.heap_scalar: shape heap index 2 out of range (heap size 2)");
+  EXPECT_EQ(CallError("vm.builtin.heap_scalar", {heap, I(-1)}),
+            "vm.builtin.heap_scalar: shape heap index -1 out of range (heap size 2)");
+  EXPECT_EQ(CallError("vm.builtin.heap_scalar", {I(3), I(0)}),
+            "vm.builtin.heap_scalar: argument 0 (heap) must be the shape heap (an i64 tensor), got Int 3");
+  EXPECT_EQ(CallError("vm.builtin.heap_scalar", {heap}),
+            "vm.builtin.heap_scalar expects 2 arguments (heap, slot), got 1");
 }
 
 TEST(BuiltinsTest, MakeShapeReadsValuesAndTheHeap) {

@@ -176,12 +176,22 @@ class ShapeLowerMutator : public Normalizer {
     return shape;
   }
 
+  // A symbolic integer or bool scalar (prim(n + 1), prim(h == 224 && w == 224))
+  // is computed into the shape heap like a composite dimension and read back
+  // as an Int (a bool as 0 or 1, what an if takes).
   Expr MutatePrimValue(const Expr& self, const PrimValueNode* op) override {
     if (op->value.as<tir::IntImmNode>() || op->value.as<tir::FloatImmNode>()) return self;
-    Fail("symbolic scalar prim(" + analysis::DimText(op->value) +
-         ") cannot be lowered: the VM has no builtin that "
-         "reads a scalar from the shape heap; pass it inside a shape(...) instead");
-    return self;
+    const DataType dtype = op->value.dtype();
+    if (dtype != DataType::I64() && !dtype.is_bool()) {
+      Fail("symbolic scalar prim(" + analysis::DimText(op->value) + ") of type " + dtype.ToString() +
+           " cannot be lowered: the shape heap holds i64 values (use an i64 or bool expression)");
+      return self;
+    }
+    if (!RequireBound(op->value, "prim(" + analysis::DimText(op->value) + ")")) return self;
+    const PrimExpr value = dtype.is_bool() ? tir::CastNode::make(DataType::I64(), op->value) : op->value;
+    if (IsComposite(value)) EmitCompute({value});
+    return Emit("scalar", analysis::MakeCallPacked(builtin::kHeapScalar, {heap_, analysis::Int64Value(SlotOf(value))},
+                                                   PrimStructInfoNode::make(dtype)));
   }
 
   Expr MutateCall(const Expr& self, const CallNode* op) override {

@@ -242,19 +242,23 @@ func @main(x: Tensor[(n,), f32]) -> Tensor {
             "VMShapeLower");
 }
 
-TEST(VMShapeLowerTest, SymbolicScalarValueIsAnError) {
+TEST(VMShapeLowerTest, SymbolicScalarsAreComputedIntoTheShapeHeapAndReadBack) {
   StatusOr<ir::IRModule> result = RunPasses(Parse(R"(
 func @main(x: Tensor[(n,), f32]) -> Object {
-  y = call_packed("lib.use", x, prim(n + 1))
+  y = call_packed("lib.use", x, prim(n + 1), prim(n), prim(n == 4))
   return y
 }
 )"),
                                             {"Normalize", "VMShapeLower"});
-  ASSERT_FALSE(result.ok());
-  EXPECT_NE(result.status().message().find("function 'main', binding 'y': symbolic scalar prim(n + 1) cannot be "
-                                           "lowered"),
-            std::string::npos)
-      << result.status().message();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const std::string text = ir::PrintModule(*result);
+  // n is stored by the parameter's match (slot 0); n + 1 and the comparison
+  // (as an i64) are computed by a shape function into slots 1 and 2.
+  EXPECT_NE(text.find("call_packed(\"vm.builtin.heap_scalar\", shape_heap, 0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("call_packed(\"vm.builtin.heap_scalar\", shape_heap, 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("call_packed(\"vm.builtin.heap_scalar\", shape_heap, 2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("shape_func_main_"), std::string::npos) << text;
+  EXPECT_EQ(text.find("prim(n"), std::string::npos) << text;
 }
 
 }  // namespace
