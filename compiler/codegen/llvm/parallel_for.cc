@@ -29,9 +29,9 @@ namespace {
 
 // The multi-index of a flattened parallel loop (build::ParallelOver) is
 //   let t0 = t // (h * 6); let t1 = t // h % 6; let t2 = t % h
-// two divisions by a symbolic extent per iteration, tens of cycles each: a
-// depthwise convolution's row task, about 150 cycles of work, took a quarter
-// longer than with the extents constants. A chunk runs consecutive
+// two hardware divisions by a symbolic extent per iteration, tens of cycles
+// each, where an iteration may be a depthwise convolution's row (about 150
+// cycles of work) or a row of 7 elements. A chunk runs consecutive
 // iterations, so such values are counted instead: divided once at the
 // chunk's first iteration, then stepped (the remainder wraps to 0 and carries
 // into the quotient, which steps its own remainder modulo d).
