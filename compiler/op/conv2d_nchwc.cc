@@ -154,12 +154,11 @@ int64_t TileWidth(int64_t lanes, const PrimExpr& out_w) {
 // The second tile width a kernel with a symbolic output width may choose at
 // run time: 7, which divides the rows of 7, 14, 28, 56, 112 and 224
 // positions of the usual image sizes. None for a constant width (TileWidth
-// fitted the tile to it), a widest tile of 7 or less, or a depthwise
-// convolution (its rows end in narrower tiles). (A third candidate,
+// fitted the tile to it) or a widest tile of 7 or less. (A third candidate,
 // one position narrower than the widest, took ResNet-18's compile from 3.9
 // to 9.9 s.)
-std::optional<int64_t> NarrowTileWidth(int64_t widest, const PrimExpr& out_w, bool depthwise) {
-  if (Const(out_w) || widest <= 7 || depthwise) return std::nullopt;
+std::optional<int64_t> NarrowTileWidth(int64_t widest, const PrimExpr& out_w) {
+  if (Const(out_w) || widest <= 7) return std::nullopt;
   return 7;
 }
 
@@ -426,7 +425,7 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   c.kw_n = c.w->shape[3];
   c.rw = TileWidth(c.lanes, c.out_w);
   c.acc = KernelBuilder::Local("acc", c.dt, {c.rw, c.lanes});
-  const std::optional<int64_t> narrow = NarrowTileWidth(c.rw, c.out_w, c.depthwise);
+  const std::optional<int64_t> narrow = NarrowTileWidth(c.rw, c.out_w);
   const auto [sh, sw] = c.win.strides;
   const auto [dh, dw] = c.win.dilation;
   const int64_t pt = c.win.pad_before(0), pl = c.win.pad_before(1);
@@ -642,9 +641,10 @@ StatusOr<tir::Stmt> LegalizeConv2dNchwc(const OpCall& call, KernelBuilder& b) {
   // one when it wastes fewer positions in the row's last tile. ResNet's 7-,
   // 14- and 28-wide rows in tiles of 9 computed 9 positions for every 7 (a
   // 224 x 224 image 1.4x slower than with the width a constant).
+  // Depthwise rows with column padding end in their own narrower tiles.
   const bool depthwise_unpadded = c.depthwise && !Const(c.width) && column_padding;
   tir::Stmt compute = depthwise_unpadded ? depthwise_rows() : row_schedule(c);
-  if (narrow) {
+  if (narrow && !depthwise_unpadded) {
     const NchwcConv cv = c.WithTileWidth(*narrow);
     auto waste = [&](int64_t w) { return S(CeilDiv(out_w, w) * w - out_w); };
     compute = tir::IfThenElseNode::make(S(Lt(waste(cv.rw), waste(c.rw))), row_schedule(cv), compute);
